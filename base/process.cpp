@@ -1,0 +1,346 @@
+#include "base/process.hpp"
+
+#include "base/strings.hpp"
+#include "base/units.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace bisectd::base {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Owns a file descriptor (closed on destruction).
+class Fd {
+public:
+  Fd() = default;
+  explicit Fd(int fd) : m_fd(fd) {}
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  Fd(Fd&& other) noexcept : m_fd(std::exchange(other.m_fd, -1)) {}
+  Fd& operator=(Fd&& other) noexcept {
+    reset(std::exchange(other.m_fd, -1));
+    return *this;
+  }
+  ~Fd() { reset(); }
+  [[nodiscard]] int get() const { return m_fd; }
+  void reset(int fd = -1) {
+    if (m_fd >= 0) {
+      ::close(m_fd);
+    }
+    m_fd = fd;
+  }
+
+private:
+  int m_fd = -1;
+};
+
+struct Pipe {
+  Fd read;
+  Fd write;
+};
+
+Result<Pipe> make_pipe() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    return make_error(ErrorCode::io, std::string("pipe: ") + std::strerror(errno));
+  }
+  return Pipe{Fd(fds[0]), Fd(fds[1])};
+}
+
+Result<Fd> open_output(const std::filesystem::path& path, bool append) {
+  int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC);
+  int fd = ::open(path.c_str(), flags, 0644);
+  if (fd < 0) {
+    return make_error(ErrorCode::io, path.string() + ": " + std::strerror(errno));
+  }
+  return Fd(fd);
+}
+
+std::vector<std::string> build_environment(const std::map<std::string, std::string>& overrides) {
+  std::vector<std::string> env;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    std::string_view entry(*e);
+    auto name = entry.substr(0, entry.find('='));
+    if (!overrides.contains(std::string(name))) {
+      env.emplace_back(entry);
+    }
+  }
+  for (const auto& [name, value] : overrides) {
+    env.push_back(name + "=" + value);
+  }
+  return env;
+}
+
+std::vector<char*> to_c_array(std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  out.reserve(strings.size() + 1);
+  for (auto& s : strings) {
+    out.push_back(s.data());
+  }
+  out.push_back(nullptr);
+  return out;
+}
+
+void append_limited(std::string& buffer, const char* data, std::size_t n, std::size_t limit) {
+  if (buffer.size() < limit) {
+    buffer.append(data, std::min(n, limit - buffer.size()));
+  }
+}
+
+// The child's stdio wiring, kept alive until the child has been spawned.
+struct ChildIo {
+  Fd stdin_read, stdin_write;
+  Fd out_read, out_write;
+  Fd err_read, err_write;
+};
+
+Result<ChildIo> prepare_io(const Command& command) {
+  ChildIo io;
+  BISECTD_TRY_ASSIGN(auto in, make_pipe());
+  io.stdin_read = std::move(in.read);
+  io.stdin_write = std::move(in.write);
+  if (command.stdout_path.empty()) {
+    BISECTD_TRY_ASSIGN(auto out, make_pipe());
+    io.out_read = std::move(out.read);
+    io.out_write = std::move(out.write);
+  } else {
+    BISECTD_TRY_ASSIGN(io.out_write, open_output(command.stdout_path, command.append));
+  }
+  if (!command.stderr_to_stdout) {
+    if (command.stderr_path.empty()) {
+      BISECTD_TRY_ASSIGN(auto err, make_pipe());
+      io.err_read = std::move(err.read);
+      io.err_write = std::move(err.write);
+    } else {
+      BISECTD_TRY_ASSIGN(io.err_write, open_output(command.stderr_path, command.append));
+    }
+  }
+  return io;
+}
+
+Result<pid_t> spawn(const Command& command, ChildIo& io) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, io.stdin_read.get(), 0);
+  posix_spawn_file_actions_adddup2(&actions, io.out_write.get(), 1);
+  posix_spawn_file_actions_adddup2(&actions, command.stderr_to_stdout ? io.out_write.get() : io.err_write.get(), 2);
+  if (!command.cwd.empty()) {
+    posix_spawn_file_actions_addchdir_np(&actions, command.cwd.c_str());
+  }
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  posix_spawnattr_setpgroup(&attr, 0); // own process group, so a timeout kills grandchildren too
+  sigset_t default_signals;
+  sigemptyset(&default_signals);
+  sigaddset(&default_signals, SIGPIPE);
+  sigaddset(&default_signals, SIGTERM);
+  sigaddset(&default_signals, SIGINT);
+  sigaddset(&default_signals, SIGHUP);
+  sigset_t no_signals;
+  sigemptyset(&no_signals);
+  posix_spawnattr_setsigdefault(&attr, &default_signals);
+  posix_spawnattr_setsigmask(&attr, &no_signals);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+
+  std::vector<std::string> argv = command.argv;
+  std::vector<std::string> env = build_environment(command.env);
+  auto c_argv = to_c_array(argv);
+  auto c_env = to_c_array(env);
+  pid_t pid = 0;
+  int rc = posix_spawnp(&pid, c_argv[0], &actions, &attr, c_argv.data(), c_env.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  if (rc != 0) {
+    auto code = rc == ENOENT ? ErrorCode::not_found : ErrorCode::io;
+    std::string where = command.cwd.empty() ? "" : " (in " + command.cwd.string() + ")";
+    return make_error(code, "cannot run " + command.argv[0] + where + ": " + std::strerror(rc));
+  }
+  return pid;
+}
+
+void kill_group(pid_t pid) {
+  ::kill(-pid, SIGTERM);
+  for (int i = 0; i < 20; ++i) { // up to 2 s of grace before SIGKILL
+    if (::waitpid(pid, nullptr, WNOHANG) != 0) {
+      ::kill(-pid, SIGKILL);
+      return;
+    }
+    ::usleep(100'000);
+  }
+  ::kill(-pid, SIGKILL);
+}
+
+// Pumps stdin/stdout/stderr until the child closes them, the timeout passes or cancel is raised.
+// Returns false when the child had to be killed.
+struct PumpOutcome {
+  bool timed_out = false;
+  bool cancelled = false;
+};
+
+PumpOutcome pump(const Command& command, pid_t pid, ChildIo& io, ExitStatus& status, Clock::time_point start) {
+  PumpOutcome outcome;
+  std::size_t stdin_written = 0;
+  if (command.stdin_data.empty()) {
+    io.stdin_write.reset();
+  } else {
+    ::fcntl(io.stdin_write.get(), F_SETFL, O_NONBLOCK);
+  }
+  char buffer[65536];
+  while (io.out_read.get() >= 0 || io.err_read.get() >= 0 || io.stdin_write.get() >= 0) {
+    pollfd fds[3];
+    int n = 0;
+    int out_i = -1, err_i = -1, in_i = -1;
+    if (io.out_read.get() >= 0) { fds[n] = {io.out_read.get(), POLLIN, 0}; out_i = n++; }
+    if (io.err_read.get() >= 0) { fds[n] = {io.err_read.get(), POLLIN, 0}; err_i = n++; }
+    if (io.stdin_write.get() >= 0) { fds[n] = {io.stdin_write.get(), POLLOUT, 0}; in_i = n++; }
+    ::poll(fds, static_cast<nfds_t>(n), 100);
+    auto drain = [&](int index, Fd& fd, std::string& sink) {
+      if (index >= 0 && (fds[index].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
+        auto got = ::read(fd.get(), buffer, sizeof buffer);
+        if (got > 0) {
+          append_limited(sink, buffer, static_cast<std::size_t>(got), command.capture_limit);
+        } else if (got == 0 || errno != EINTR) {
+          fd.reset();
+        }
+      }
+    };
+    drain(out_i, io.out_read, status.out);
+    drain(err_i, io.err_read, status.err);
+    if (in_i >= 0 && (fds[in_i].revents & (POLLOUT | POLLERR | POLLHUP)) != 0) {
+      auto left = command.stdin_data.size() - stdin_written;
+      auto put = ::write(io.stdin_write.get(), command.stdin_data.data() + stdin_written, left);
+      if (put > 0) {
+        stdin_written += static_cast<std::size_t>(put);
+      }
+      if (put < 0 && errno != EAGAIN && errno != EINTR) {
+        io.stdin_write.reset();
+      }
+      if (stdin_written == command.stdin_data.size()) {
+        io.stdin_write.reset();
+      }
+    }
+    bool over_time = command.timeout.count() > 0 && Clock::now() - start > command.timeout;
+    bool cancelled = command.cancel != nullptr && command.cancel->load();
+    if (over_time || cancelled) {
+      kill_group(pid);
+      outcome.timed_out = over_time;
+      outcome.cancelled = cancelled && !over_time;
+      return outcome;
+    }
+    // stdout went to a file and stdin is done: nothing to pump, just wait for the exit.
+    if (io.out_read.get() < 0 && io.err_read.get() < 0 && io.stdin_write.get() < 0) {
+      break;
+    }
+  }
+  return outcome;
+}
+
+// Waits for the exit while still honouring the timeout and cancel flag (stdio already closed).
+PumpOutcome wait_exit(const Command& command, pid_t pid, int& wstatus, Clock::time_point start) {
+  PumpOutcome outcome;
+  while (true) {
+    pid_t got = ::waitpid(pid, &wstatus, WNOHANG);
+    if (got == pid || (got < 0 && errno != EINTR)) {
+      return outcome;
+    }
+    bool over_time = command.timeout.count() > 0 && Clock::now() - start > command.timeout;
+    bool cancelled = command.cancel != nullptr && command.cancel->load();
+    if (over_time || cancelled) {
+      kill_group(pid);
+      ::waitpid(pid, &wstatus, 0);
+      outcome.timed_out = over_time;
+      outcome.cancelled = cancelled && !over_time;
+      return outcome;
+    }
+    ::usleep(20'000);
+  }
+}
+
+} // namespace
+
+std::string ExitStatus::describe() const {
+  if (timed_out) {
+    return "timed out after " + format_duration(duration);
+  }
+  if (signal != 0) {
+    return "killed by signal " + std::to_string(signal) + " (" + strsignal(signal) + ")";
+  }
+  return "exit " + std::to_string(code);
+}
+
+Result<ExitStatus> run(const Command& command) {
+  if (command.argv.empty()) {
+    return make_error(ErrorCode::invalid_input, "empty command");
+  }
+  BISECTD_TRY_ASSIGN(auto io, prepare_io(command));
+  auto start = Clock::now();
+  BISECTD_TRY_ASSIGN(pid_t pid, spawn(command, io));
+  // Close the child's ends in the parent so EOF arrives when the child exits.
+  io.stdin_read.reset();
+  io.out_write.reset();
+  io.err_write.reset();
+
+  ExitStatus status;
+  auto outcome = pump(command, pid, io, status, start);
+  int wstatus = 0;
+  if (outcome.timed_out || outcome.cancelled) {
+    ::waitpid(pid, &wstatus, 0);
+  } else {
+    outcome = wait_exit(command, pid, wstatus, start);
+  }
+  // Anything the group left behind (daemonised grandchildren) goes too.
+  ::kill(-pid, SIGKILL);
+  status.duration = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
+  status.timed_out = outcome.timed_out;
+  if (outcome.cancelled) {
+    return make_error(ErrorCode::cancelled, command.argv[0] + ": cancelled");
+  }
+  if (WIFEXITED(wstatus)) {
+    status.code = WEXITSTATUS(wstatus);
+  } else if (WIFSIGNALED(wstatus)) {
+    status.signal = WTERMSIG(wstatus);
+  }
+  return status;
+}
+
+Result<ExitStatus> run_checked(const Command& command, ErrorCode failure_code) {
+  BISECTD_TRY_ASSIGN(auto status, run(command));
+  if (status.ok()) {
+    return status;
+  }
+  const std::string& text = status.err.empty() ? status.out : status.err;
+  auto tail = std::string(trim(text.size() > 400 ? std::string_view(text).substr(text.size() - 400) : text));
+  auto code = status.timed_out ? ErrorCode::timeout : failure_code;
+  std::string message = describe_argv(command.argv) + ": " + status.describe();
+  if (!tail.empty()) {
+    message += ": " + tail;
+  }
+  return make_error(code, message);
+}
+
+std::optional<std::filesystem::path> find_program(const std::string& program) {
+  if (program.find('/') != std::string::npos) {
+    return ::access(program.c_str(), X_OK) == 0 ? std::optional<std::filesystem::path>(program) : std::nullopt;
+  }
+  const char* path = std::getenv("PATH");
+  for (const auto& dir : split(path != nullptr ? path : "/usr/bin:/bin", ':')) {
+    auto candidate = std::filesystem::path(dir.empty() ? "." : dir) / program;
+    if (::access(candidate.c_str(), X_OK) == 0) {
+      return candidate;
+    }
+  }
+  return std::nullopt;
+}
+
+} // namespace bisectd::base

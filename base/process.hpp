@@ -1,0 +1,54 @@
+#pragma once
+// Child processes from argv vectors (never a shell): timeouts kill the whole process group.
+
+#include "base/error.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace bisectd::base {
+
+struct Command {
+  std::vector<std::string> argv;                 // argv[0] is looked up in PATH
+  std::map<std::string, std::string> env;        // added to (or overriding) the inherited environment
+  std::filesystem::path cwd;                     // empty: inherit
+  std::chrono::milliseconds timeout{0};          // 0: none
+  std::filesystem::path stdout_path;             // empty: capture into ExitStatus::out
+  bool stderr_to_stdout = false;                 // 2>&1 (into the same file or capture)
+  std::filesystem::path stderr_path;             // empty (and not merged): capture into ExitStatus::err
+  bool append = false;                           // append to stdout_path/stderr_path instead of truncating
+  std::string stdin_data;                        // written to the child's stdin, then closed
+  const std::atomic<bool>* cancel = nullptr;     // when set to true, the child is killed (ErrorCode::cancelled)
+  std::size_t capture_limit = 16 * 1024 * 1024;  // captured bytes kept per stream (the tail is dropped)
+};
+
+struct ExitStatus {
+  int code = -1;      // exit code when exited normally
+  int signal = 0;     // terminating signal, 0 if none
+  bool timed_out = false;
+  std::string out;    // captured stdout (if not sent to a file)
+  std::string err;    // captured stderr (if not sent to a file or merged)
+  std::chrono::milliseconds duration{0};
+
+  [[nodiscard]] bool ok() const { return !timed_out && signal == 0 && code == 0; }
+  // "exit 2", "killed by signal 9", "timed out after 30.0s"
+  [[nodiscard]] std::string describe() const;
+};
+
+// Runs `command` to completion. Errors: the program could not be started (ErrorCode::not_found / io),
+// or `cancel` was raised (ErrorCode::cancelled). A non-zero exit is not an error: check ExitStatus.
+Result<ExitStatus> run(const Command& command);
+
+// Like run(), but a non-zero exit, a signal or a timeout becomes an Error whose message names the
+// program and quotes the tail of its stderr (or stdout when merged).
+Result<ExitStatus> run_checked(const Command& command, ErrorCode failure_code = ErrorCode::generic);
+
+// Finds `program` in PATH; nullopt when absent.
+std::optional<std::filesystem::path> find_program(const std::string& program);
+
+} // namespace bisectd::base

@@ -1,0 +1,33 @@
+#pragma once
+// Small string helpers shared by every layer.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace bisectd::base {
+
+std::vector<std::string> split(std::string_view text, char separator);
+std::vector<std::string> split_lines(std::string_view text);
+std::string join(const std::vector<std::string>& parts, std::string_view separator);
+std::string_view trim(std::string_view text);
+std::string to_lower(std::string_view text);
+bool starts_with(std::string_view text, std::string_view prefix);
+bool ends_with(std::string_view text, std::string_view suffix);
+
+// True for names like tree or job names: [a-z0-9][a-z0-9._-]*, at most 64 characters.
+bool is_valid_name(std::string_view name);
+
+// True when `text` has a control character, a space or a shell metacharacter.
+bool has_unsafe_chars(std::string_view text);
+
+// The first `n` characters of a sha (or the whole string when shorter).
+std::string short_sha(std::string_view sha, std::size_t n = 10);
+
+// Quotes `arg` for a POSIX shell: 'it'\''s' style. Used only for argv sent to ssh.
+std::string shell_quote(std::string_view arg);
+
+// Renders an argv for logs: each element shell-quoted when needed.
+std::string describe_argv(const std::vector<std::string>& argv);
+
+} // namespace bisectd::base

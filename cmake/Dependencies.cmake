@@ -1,0 +1,20 @@
+# Every third-party library comes from Debian 12 packages (scripts/lib/packages.sh lists them).
+find_package(Threads REQUIRED)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(LIBGIT2 REQUIRED IMPORTED_TARGET libgit2)
+find_package(SQLite3 REQUIRED)
+find_package(Boost 1.74 REQUIRED)
+find_package(fmt REQUIRED)
+find_package(spdlog REQUIRED)
+find_package(yaml-cpp REQUIRED)
+find_package(CURL REQUIRED)
+find_package(nlohmann_json 3.10 REQUIRED)
+find_package(CLI11 REQUIRED)
+find_package(Catch2 2 REQUIRED)
+
+# Helper: a project library named bisectd_<dir> from every .cpp in the folder.
+function(bisectd_library name)
+  file(GLOB sources CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cpp)
+  add_library(${name} STATIC ${sources})
+  target_link_libraries(${name} PUBLIC bisectd_settings PRIVATE bisectd_warnings)
+endfunction()

@@ -1,0 +1,27 @@
+# Language level and build-type settings shared by every target (INTERFACE library bisectd_settings).
+set(CMAKE_CXX_STANDARD 23)
+set(CMAKE_CXX_STANDARD_REQUIRED ON)
+set(CMAKE_CXX_EXTENSIONS OFF)
+set(CMAKE_POSITION_INDEPENDENT_CODE ON)
+if(NOT CMAKE_BUILD_TYPE AND NOT CMAKE_CONFIGURATION_TYPES)
+  set(CMAKE_BUILD_TYPE RelWithDebInfo CACHE STRING "Build type" FORCE)
+endif()
+
+option(BISECTD_ENABLE_SANITIZER_ADDRESS "Build with AddressSanitizer" OFF)
+option(BISECTD_ENABLE_SANITIZER_UNDEFINED "Build with UndefinedBehaviorSanitizer" OFF)
+
+add_library(bisectd_settings INTERFACE)
+target_compile_features(bisectd_settings INTERFACE cxx_std_23)
+target_include_directories(bisectd_settings INTERFACE ${PROJECT_SOURCE_DIR})
+target_compile_definitions(bisectd_settings INTERFACE
+  $<$<CONFIG:Debug>:_GLIBCXX_ASSERTIONS>
+  BISECTD_VERSION="${PROJECT_VERSION}"
+  BISECTD_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+if(BISECTD_ENABLE_SANITIZER_ADDRESS)
+  target_compile_options(bisectd_settings INTERFACE -fsanitize=address -fno-omit-frame-pointer)
+  target_link_options(bisectd_settings INTERFACE -fsanitize=address)
+endif()
+if(BISECTD_ENABLE_SANITIZER_UNDEFINED)
+  target_compile_options(bisectd_settings INTERFACE -fsanitize=undefined -fno-sanitize-recover=undefined)
+  target_link_options(bisectd_settings INTERFACE -fsanitize=undefined)
+endif()

@@ -1,0 +1,79 @@
+#include "base/process.hpp"
+
+#include "base/fs.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace bisectd;
+using namespace std::chrono_literals;
+
+TEST_CASE("base::run captures output and exit code", "[base]") {
+  base::Command cmd;
+  cmd.argv = {"sh", "-c", "echo out; echo err >&2; exit 3"};
+  auto status = base::run(cmd);
+  REQUIRE(status);
+  CHECK(status->code == 3);
+  CHECK(status->out == "out\n");
+  CHECK(status->err == "err\n");
+  CHECK_FALSE(status->ok());
+}
+
+TEST_CASE("base::run passes argv untouched by any shell", "[base]") {
+  base::Command cmd;
+  cmd.argv = {"printf", "%s|", "a b", "$(id)", "'quoted'", ";ls"};
+  auto status = base::run(cmd);
+  REQUIRE(status);
+  CHECK(status->out == "a b|$(id)|'quoted'|;ls|");
+}
+
+TEST_CASE("base::run kills the process group on timeout", "[base]") {
+  base::Command cmd;
+  cmd.argv = {"sh", "-c", "sleep 30 & sleep 30"};
+  cmd.timeout = 300ms;
+  auto status = base::run(cmd);
+  REQUIRE(status);
+  CHECK(status->timed_out);
+  CHECK(status->duration < 10s);
+}
+
+TEST_CASE("base::run feeds stdin and env, honours cwd", "[base]") {
+  base::Command cmd;
+  cmd.argv = {"sh", "-c", "cat; echo \"$BISECTD_X\"; pwd"};
+  cmd.stdin_data = "hello\n";
+  cmd.env = {{"BISECTD_X", "x y"}};
+  cmd.cwd = "/tmp";
+  auto status = base::run(cmd);
+  REQUIRE(status);
+  CHECK(status->out == "hello\nx y\n/tmp\n");
+}
+
+TEST_CASE("base::run reports a missing program", "[base]") {
+  base::Command cmd;
+  cmd.argv = {"bisectd-no-such-program"};
+  auto status = base::run(cmd);
+  REQUIRE_FALSE(status);
+  CHECK(status.error().code == ErrorCode::not_found);
+}
+
+TEST_CASE("base::run writes stdout to a file", "[base]") {
+  auto dir = base::make_temp_dir("bisectd-test-");
+  REQUIRE(dir);
+  base::Command cmd;
+  cmd.argv = {"sh", "-c", "echo to-file; echo also >&2"};
+  cmd.stdout_path = *dir / "log";
+  cmd.stderr_to_stdout = true;
+  auto status = base::run(cmd);
+  REQUIRE(status);
+  CHECK(status->ok());
+  CHECK(base::read_file(*dir / "log").value() == "to-file\nalso\n");
+  std::filesystem::remove_all(*dir);
+}
+
+TEST_CASE("base::run_checked turns failure into an error naming the program", "[base]") {
+  base::Command cmd;
+  cmd.argv = {"sh", "-c", "echo boom >&2; exit 2"};
+  auto status = base::run_checked(cmd, ErrorCode::build_failed);
+  REQUIRE_FALSE(status);
+  CHECK(status.error().code == ErrorCode::build_failed);
+  CHECK(status.error().message.find("exit 2: boom") != std::string::npos);
+}

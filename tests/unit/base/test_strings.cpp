@@ -1,0 +1,46 @@
+#include "base/strings.hpp"
+#include "base/units.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace bisectd;
+
+TEST_CASE("base::is_valid_name", "[base]") {
+  CHECK(base::is_valid_name("linux-next"));
+  CHECK(base::is_valid_name("tip.x86_core"));
+  CHECK_FALSE(base::is_valid_name(""));
+  CHECK_FALSE(base::is_valid_name("-x"));
+  CHECK_FALSE(base::is_valid_name("Linux"));
+  CHECK_FALSE(base::is_valid_name("a b"));
+  CHECK_FALSE(base::is_valid_name("a;rm"));
+}
+
+TEST_CASE("base::shell_quote", "[base]") {
+  CHECK(base::shell_quote("plain-arg_1.2") == "plain-arg_1.2");
+  CHECK(base::shell_quote("") == "''");
+  CHECK(base::shell_quote("a b") == "'a b'");
+  CHECK(base::shell_quote("it's") == "'it'\\''s'");
+  CHECK(base::shell_quote("$(reboot)") == "'$(reboot)'");
+}
+
+TEST_CASE("base::parse_duration and parse_percent", "[base]") {
+  using namespace std::chrono_literals;
+  CHECK(base::parse_duration("300s").value() == 300s);
+  CHECK(base::parse_duration("5m").value() == 300s);
+  CHECK(base::parse_duration("1h").value() == 3600s);
+  CHECK(base::parse_duration("250ms").value() == 250ms);
+  CHECK(base::parse_duration("90").value() == 90s);
+  CHECK_FALSE(base::parse_duration("abc"));
+  CHECK_FALSE(base::parse_duration("-3s"));
+  CHECK(base::parse_percent("2%").value() == Approx(0.02));
+  CHECK(base::parse_percent("0.5").value() == Approx(0.5));
+  CHECK_FALSE(base::parse_percent("x%"));
+}
+
+TEST_CASE("base::split_lines drops CR and the trailing empty line", "[base]") {
+  auto lines = base::split_lines("a\r\nb\n\nc\n");
+  REQUIRE(lines.size() == 4);
+  CHECK(lines[0] == "a");
+  CHECK(lines[2].empty());
+  CHECK(lines[3] == "c");
+}
