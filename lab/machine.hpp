@@ -1,0 +1,83 @@
+#pragma once
+// A lab machine: install a built artifact, boot it (when there is a kernel), run the benchmark n times.
+// One visit = reserve → install → boot → verify the booted kernel is the built one → run ×n → collect → release.
+
+#include "base/error.hpp"
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace bisectd::lab {
+
+// One entry of the lab file (configs/lab/*.yaml).
+struct MachineSpec {
+  std::string name;
+  std::string group;
+  std::string backend = "local";                  // local | qemu | ssh | lava
+  std::string description;                        // "88 threads 2 sockets Intel(R) Xeon(R) ..."
+  int cpus = 1;
+  int memory_mb = 512;
+  std::map<std::string, std::string> settings;    // backend-specific keys
+};
+
+enum class MetricFormat { lkp, json };
+
+// What to run, from the job file's `run:` and `metrics:` sections.
+struct RunSpec {
+  std::vector<std::string> command;               // argv; never through a shell
+  std::chrono::seconds timeout{60};               // per run
+  std::map<std::string, std::string> env;
+  MetricFormat format = MetricFormat::lkp;
+  std::string primary;                            // a run without this metric is a failed run
+};
+
+struct VisitRequest {
+  std::string commit;
+  std::filesystem::path artifact_dir;             // from the build store
+  std::string kernel_release;                     // expected `uname -r` (kernel builds), else empty
+  RunSpec run;
+  int runs = 1;
+  std::filesystem::path log_dir;                  // where console and run logs go
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+struct RunResult {
+  int index = 0;                                  // 0-based run number within the visit
+  bool ok = false;                                // primary metric present and the run exited 0
+  std::map<std::string, double> metrics;
+  std::string error;                              // why not ok
+  std::filesystem::path log_path;
+  double seconds = 0;
+};
+
+enum class VisitOutcome {
+  ok,          // booted (or nothing to boot) and ran; individual runs may still have failed
+  boot_failed, // panic, oops, no marker, wrong kernel: no sample is accepted
+  infra,       // the machine or the backend failed: retry elsewhere or later
+};
+
+struct VisitResult {
+  VisitOutcome outcome = VisitOutcome::ok;
+  std::string boot_id;                            // unique per boot; runs in one boot share its offset
+  std::vector<RunResult> runs;
+  std::filesystem::path console_log;              // kept for every boot
+  std::string message;                            // one line when not ok
+};
+
+class Machine {
+public:
+  virtual ~Machine() = default;
+  [[nodiscard]] virtual const MachineSpec& spec() const = 0;
+  // Performs one visit. Errors only for invalid requests; machine trouble is VisitOutcome::infra.
+  virtual Result<VisitResult> visit(const VisitRequest& request) = 0;
+};
+
+// Creates the backend named by `spec.backend`; error for an unknown backend or bad settings.
+Result<std::unique_ptr<Machine>> make_machine(const MachineSpec& spec);
+
+} // namespace bisectd::lab
