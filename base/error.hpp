@@ -50,17 +50,17 @@ inline std::unexpected<Error> make_error(ErrorCode code, std::string message) {
 #define BISECTD_CONCAT(a, b) BISECTD_CONCAT_INNER(a, b)
 
 // Returns the error of `expr` from the enclosing function, if any.
-#define BISECTD_TRY(expr)                                                      \
+#define BISECTD_TRY(...)                                                       \
   do {                                                                         \
-    auto&& bisectd_try_result_ = (expr);                                       \
+    auto&& bisectd_try_result_ = (__VA_ARGS__);                                \
     if (!bisectd_try_result_) {                                                \
       return std::unexpected(std::move(bisectd_try_result_).error());          \
     }                                                                          \
   } while (false)
 
-// `lhs = *expr`, or returns the error of `expr` from the enclosing function.
-#define BISECTD_TRY_ASSIGN(lhs, expr)                                          \
-  auto BISECTD_CONCAT(bisectd_try_, __LINE__) = (expr);                        \
+// `lhs = *expr` (expr may contain commas), or returns the error of `expr` from the enclosing function.
+#define BISECTD_TRY_ASSIGN(lhs, ...)                                           \
+  auto BISECTD_CONCAT(bisectd_try_, __LINE__) = (__VA_ARGS__);                 \
   if (!BISECTD_CONCAT(bisectd_try_, __LINE__)) {                               \
     return std::unexpected(                                                    \
       std::move(BISECTD_CONCAT(bisectd_try_, __LINE__)).error());              \

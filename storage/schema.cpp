@@ -1,0 +1,102 @@
+#include "storage/schema.hpp"
+
+#include <array>
+#include <string_view>
+
+namespace bisectd::storage {
+
+namespace {
+
+// Migration i brings the schema from version i to i + 1. Never edit a released entry: append one.
+constexpr std::array<std::string_view, k_schema_version> k_migrations = {R"sql(
+CREATE TABLE trees (
+  id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, url TEXT NOT NULL,
+  branches TEXT NOT NULL,            -- JSON array
+  job TEXT NOT NULL, notify TEXT NOT NULL DEFAULT '[]', mail_cc TEXT NOT NULL DEFAULT '[]',
+  private INTEGER NOT NULL DEFAULT 1, poll_interval_s INTEGER NOT NULL DEFAULT 60,
+  created_at INTEGER NOT NULL, removed INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE jobs (
+  name TEXT PRIMARY KEY, path TEXT NOT NULL, yaml TEXT NOT NULL, created_at INTEGER NOT NULL);
+CREATE TABLE heads (
+  tree TEXT NOT NULL, branch TEXT NOT NULL, seen TEXT, tested TEXT, updated_at INTEGER NOT NULL,
+  PRIMARY KEY (tree, branch));
+CREATE TABLE requests (
+  id INTEGER PRIMARY KEY, tree TEXT NOT NULL, job TEXT NOT NULL, commit_sha TEXT NOT NULL,
+  purpose TEXT NOT NULL,             -- watch | confirm | bisect | verify
+  bisection_id INTEGER, detection_id INTEGER, machine_group TEXT NOT NULL, pin_machine TEXT,
+  runs INTEGER NOT NULL, variant TEXT NOT NULL DEFAULT '',
+  state TEXT NOT NULL,               -- queued | building | running | done | failed
+  attempts INTEGER NOT NULL DEFAULT 0, machine TEXT, error TEXT, error_code TEXT,
+  created_at INTEGER NOT NULL, updated_at INTEGER NOT NULL);
+CREATE INDEX requests_state ON requests(state);
+CREATE INDEX requests_bisection ON requests(bisection_id);
+CREATE TABLE samples (
+  id INTEGER PRIMARY KEY, request_id INTEGER NOT NULL REFERENCES requests(id), tree TEXT NOT NULL,
+  job TEXT NOT NULL, commit_sha TEXT NOT NULL, variant TEXT NOT NULL DEFAULT '', machine TEXT NOT NULL,
+  boot_id TEXT NOT NULL, run INTEGER NOT NULL, metrics TEXT NOT NULL, verification INTEGER NOT NULL DEFAULT 0,
+  log_path TEXT, created_at INTEGER NOT NULL,
+  UNIQUE (request_id, boot_id, run));
+CREATE INDEX samples_job_commit ON samples(job, commit_sha);
+CREATE TABLE commit_flags (
+  job TEXT NOT NULL, commit_sha TEXT NOT NULL, variant TEXT NOT NULL DEFAULT '',
+  flag TEXT NOT NULL,                -- unbuildable | unbootable
+  count INTEGER NOT NULL DEFAULT 1, message TEXT, updated_at INTEGER NOT NULL,
+  PRIMARY KEY (job, commit_sha, variant, flag));
+CREATE TABLE builds (
+  id INTEGER PRIMARY KEY, job TEXT NOT NULL, commit_sha TEXT NOT NULL, variant TEXT NOT NULL DEFAULT '',
+  outcome TEXT NOT NULL, seconds REAL NOT NULL, log_path TEXT, created_at INTEGER NOT NULL);
+CREATE TABLE detections (
+  id INTEGER PRIMARY KEY, tree TEXT NOT NULL, branch TEXT NOT NULL, job TEXT NOT NULL,
+  good TEXT NOT NULL, bad TEXT NOT NULL, metric TEXT NOT NULL,
+  state TEXT NOT NULL,               -- confirming | confirmed | rejected
+  change REAL, p_value REAL, bisection_id INTEGER, created_at INTEGER NOT NULL,
+  UNIQUE (tree, job, good, bad));
+CREATE TABLE bisections (
+  id INTEGER PRIMARY KEY, tree TEXT NOT NULL, branch TEXT NOT NULL, job TEXT NOT NULL, metric TEXT NOT NULL,
+  good TEXT NOT NULL, bad TEXT NOT NULL,
+  range_good TEXT NOT NULL, range_bad TEXT NOT NULL,   -- the range being searched now (merge recursion)
+  state TEXT NOT NULL,               -- running | found | not_found | failed
+  culprit TEXT, p_culprit REAL, result TEXT NOT NULL DEFAULT '{}',   -- JSON: credible set, shift, verification
+  runs INTEGER NOT NULL DEFAULT 0, builds INTEGER NOT NULL DEFAULT 0,
+  origin TEXT NOT NULL, error TEXT, created_at INTEGER NOT NULL, finished_at INTEGER);
+CREATE TABLE bisection_events (
+  id INTEGER PRIMARY KEY, bisection_id INTEGER NOT NULL REFERENCES bisections(id), at INTEGER NOT NULL,
+  message TEXT NOT NULL);
+CREATE TABLE reports (
+  id INTEGER PRIMARY KEY, bisection_id INTEGER NOT NULL UNIQUE REFERENCES bisections(id),
+  subject TEXT NOT NULL, sender TEXT NOT NULL, to_list TEXT NOT NULL, cc_list TEXT NOT NULL,
+  message_id TEXT NOT NULL UNIQUE, in_reply_to TEXT, body TEXT NOT NULL, text TEXT NOT NULL,
+  created_at INTEGER NOT NULL);
+CREATE TABLE outbox (
+  id INTEGER PRIMARY KEY, report_id INTEGER NOT NULL UNIQUE REFERENCES reports(id),
+  state TEXT NOT NULL,               -- pending | sent | failed
+  attempts INTEGER NOT NULL DEFAULT 0, next_attempt_at INTEGER NOT NULL, last_error TEXT, sent_at INTEGER);
+)sql"};
+
+Result<int> current_version(Connection& connection) {
+  BISECTD_TRY_ASSIGN(auto stmt, connection.prepare("PRAGMA user_version"));
+  BISECTD_TRY(stmt.step());
+  return static_cast<int>(stmt.column_int(0));
+}
+
+} // namespace
+
+Status migrate(Connection& connection) {
+  std::lock_guard lock(connection.mutex());
+  BISECTD_TRY_ASSIGN(int version, current_version(connection));
+  if (version > k_schema_version) {
+    return make_error(ErrorCode::invalid_config,
+                      "database schema version " + std::to_string(version) + " is newer than this bisectd (" +
+                        std::to_string(k_schema_version) + "); upgrade bisectd");
+  }
+  for (int v = version; v < k_schema_version; ++v) {
+    Transaction txn(connection);
+    BISECTD_TRY(txn.begin());
+    BISECTD_TRY(connection.exec(k_migrations[static_cast<std::size_t>(v)]));
+    BISECTD_TRY(connection.exec("PRAGMA user_version = " + std::to_string(v + 1)));
+    BISECTD_TRY(txn.commit());
+  }
+  return {};
+}
+
+} // namespace bisectd::storage

@@ -1,0 +1,189 @@
+// Detections, bisections, their events, reports and the mail outbox.
+#include "storage/store.hpp"
+
+#include "base/clock.hpp"
+#include "storage/query.hpp"
+
+namespace bisectd::storage {
+
+namespace {
+
+constexpr std::string_view k_bisection_columns =
+  "id, tree, branch, job, metric, good, bad, range_good, range_bad, state, COALESCE(culprit, ''), "
+  "COALESCE(p_culprit, 0), result, runs, builds, origin, COALESCE(error, ''), created_at, COALESCE(finished_at, 0)";
+
+BisectionRow read_bisection(const Statement& s) {
+  BisectionRow b;
+  b.id = s.column_int(0);
+  b.tree = s.column_text(1);
+  b.branch = s.column_text(2);
+  b.job = s.column_text(3);
+  b.metric = s.column_text(4);
+  b.good = s.column_text(5);
+  b.bad = s.column_text(6);
+  b.range_good = s.column_text(7);
+  b.range_bad = s.column_text(8);
+  b.state = s.column_text(9);
+  b.culprit = s.column_text(10);
+  b.p_culprit = s.column_double(11);
+  b.result_json = s.column_text(12);
+  b.runs = s.column_int(13);
+  b.builds = s.column_int(14);
+  b.origin = s.column_text(15);
+  b.error = s.column_text(16);
+  b.created_at = s.column_int(17);
+  b.finished_at = s.column_int(18);
+  return b;
+}
+
+constexpr std::string_view k_detection_columns =
+  "id, tree, branch, job, good, bad, metric, state, COALESCE(change, 0), COALESCE(p_value, 1), "
+  "COALESCE(bisection_id, 0), created_at";
+
+DetectionRow read_detection(const Statement& s) {
+  return DetectionRow{s.column_int(0),  s.column_text(1),   s.column_text(2),   s.column_text(3),
+                      s.column_text(4), s.column_text(5),   s.column_text(6),   s.column_text(7),
+                      s.column_double(8), s.column_double(9), s.column_int(10), s.column_int(11)};
+}
+
+constexpr std::string_view k_report_columns =
+  "r.id, r.bisection_id, r.subject, r.sender, r.to_list, r.cc_list, r.message_id, COALESCE(r.in_reply_to, ''), "
+  "r.body, r.text, r.created_at, COALESCE(o.state = 'sent', 0)";
+
+ReportRow read_report(const Statement& s) {
+  return ReportRow{s.column_int(0),  s.column_int(1),  s.column_text(2), s.column_text(3),
+                   s.column_text(4), s.column_text(5), s.column_text(6), s.column_text(7),
+                   s.column_text(8), s.column_text(9), s.column_int(10), s.column_int(11) != 0};
+}
+
+} // namespace
+
+Result<std::int64_t> Store::add_detection(const DetectionRow& d) {
+  std::lock_guard lock(m_connection->mutex());
+  BISECTD_TRY(m_connection->run("INSERT INTO detections (tree, branch, job, good, bad, metric, state, change, p_value, "
+                                "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                                {text(d.tree), text(d.branch), text(d.job), text(d.good), text(d.bad), text(d.metric),
+                                 text(d.state), Value(d.change), Value(d.p_value), integer(base::unix_now())}));
+  return m_connection->last_insert_id();
+}
+
+Result<std::optional<DetectionRow>> Store::detection(const std::string& tree, const std::string& job,
+                                                     const std::string& good, const std::string& bad) {
+  return query_one<DetectionRow>(*m_connection,
+                                 "SELECT " + std::string(k_detection_columns) +
+                                   " FROM detections WHERE tree = ? AND job = ? AND good = ? AND bad = ?",
+                                 {text(tree), text(job), text(good), text(bad)}, read_detection);
+}
+
+Result<std::vector<DetectionRow>> Store::detections_in_state(const std::string& state) {
+  return query<DetectionRow>(*m_connection,
+                             "SELECT " + std::string(k_detection_columns) + " FROM detections WHERE state = ? ORDER BY id",
+                             {text(state)}, read_detection);
+}
+
+Status Store::set_detection_state(std::int64_t id, const std::string& state, std::int64_t bisection_id) {
+  BISECTD_TRY(m_connection->run("UPDATE detections SET state = ?, bisection_id = ? WHERE id = ?",
+                                {text(state), nullable_id(bisection_id), integer(id)}));
+  return {};
+}
+
+Result<std::int64_t> Store::add_bisection(const BisectionRow& b) {
+  std::lock_guard lock(m_connection->mutex());
+  BISECTD_TRY(m_connection->run(
+    "INSERT INTO bisections (tree, branch, job, metric, good, bad, range_good, range_bad, state, origin, created_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)",
+    {text(b.tree), text(b.branch), text(b.job), text(b.metric), text(b.good), text(b.bad), text(b.range_good),
+     text(b.range_bad), text(b.origin), integer(base::unix_now())}));
+  return m_connection->last_insert_id();
+}
+
+Result<std::optional<BisectionRow>> Store::bisection(std::int64_t id) {
+  return query_one<BisectionRow>(*m_connection,
+                                 "SELECT " + std::string(k_bisection_columns) + " FROM bisections WHERE id = ?",
+                                 {integer(id)}, read_bisection);
+}
+
+Result<std::vector<BisectionRow>> Store::bisections(const std::string& tree, const std::string& state) {
+  return query<BisectionRow>(*m_connection,
+                             "SELECT " + std::string(k_bisection_columns) +
+                               " FROM bisections WHERE (? = '' OR tree = ?) AND (? = '' OR state = ?) ORDER BY id DESC",
+                             {text(tree), text(tree), text(state), text(state)}, read_bisection);
+}
+
+Status Store::update_bisection(const BisectionRow& b) {
+  BISECTD_TRY(m_connection->run(
+    "UPDATE bisections SET range_good = ?, range_bad = ?, state = ?, culprit = ?, p_culprit = ?, result = ?, "
+    "runs = ?, builds = ?, error = ?, finished_at = ? WHERE id = ?",
+    {text(b.range_good), text(b.range_bad), text(b.state), b.culprit.empty() ? Value(nullptr) : text(b.culprit),
+     Value(b.p_culprit), text(b.result_json), integer(b.runs), integer(b.builds),
+     b.error.empty() ? Value(nullptr) : text(b.error), b.finished_at == 0 ? Value(nullptr) : integer(b.finished_at),
+     integer(b.id)}));
+  return {};
+}
+
+Status Store::add_event(std::int64_t bisection_id, const std::string& message) {
+  BISECTD_TRY(m_connection->run("INSERT INTO bisection_events (bisection_id, at, message) VALUES (?, ?, ?)",
+                                {integer(bisection_id), integer(base::unix_now()), text(message)}));
+  return {};
+}
+
+Result<std::vector<EventRow>> Store::events(std::int64_t bisection_id) {
+  return query<EventRow>(*m_connection, "SELECT at, message FROM bisection_events WHERE bisection_id = ? ORDER BY id",
+                         {integer(bisection_id)},
+                         [](const Statement& s) { return EventRow{s.column_int(0), s.column_text(1)}; });
+}
+
+Status Store::finish_bisection(const BisectionRow& bisection, const std::optional<ReportRow>& report) {
+  Transaction txn(*m_connection);
+  BISECTD_TRY(txn.begin());
+  BISECTD_TRY(update_bisection(bisection));
+  if (report) {
+    const auto& r = *report;
+    BISECTD_TRY(m_connection->run(
+      "INSERT INTO reports (bisection_id, subject, sender, to_list, cc_list, message_id, in_reply_to, body, text, "
+      "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      {integer(bisection.id), text(r.subject), text(r.sender), text(r.to_json), text(r.cc_json), text(r.message_id),
+       text(r.in_reply_to), text(r.body), text(r.text), integer(base::unix_now())}));
+    BISECTD_TRY(m_connection->run("INSERT INTO outbox (report_id, state, next_attempt_at) VALUES (?, 'pending', ?)",
+                                  {integer(m_connection->last_insert_id()), integer(base::unix_now())}));
+  }
+  return txn.commit();
+}
+
+Result<std::optional<ReportRow>> Store::report(std::int64_t bisection_id) {
+  return query_one<ReportRow>(*m_connection,
+                              "SELECT " + std::string(k_report_columns) +
+                                " FROM reports r LEFT JOIN outbox o ON o.report_id = r.id WHERE r.bisection_id = ?",
+                              {integer(bisection_id)}, read_report);
+}
+
+Result<std::vector<std::pair<OutboxRow, ReportRow>>> Store::due_mail(std::int64_t now) {
+  return query<std::pair<OutboxRow, ReportRow>>(
+    *m_connection,
+    "SELECT " + std::string(k_report_columns) +
+      ", o.id, o.report_id, o.state, o.attempts, o.next_attempt_at, COALESCE(o.last_error, '') "
+      "FROM outbox o JOIN reports r ON o.report_id = r.id WHERE o.state = 'pending' AND o.next_attempt_at <= ? "
+      "ORDER BY o.id",
+    {integer(now)}, [](const Statement& s) {
+      OutboxRow o{s.column_int(12), s.column_int(13), s.column_text(14), s.column_int(15), s.column_int(16),
+                  s.column_text(17)};
+      return std::pair{o, read_report(s)};
+    });
+}
+
+Status Store::mark_mail_sent(std::int64_t outbox_id) {
+  BISECTD_TRY(m_connection->run("UPDATE outbox SET state = 'sent', attempts = attempts + 1, sent_at = ? WHERE id = ?",
+                                {integer(base::unix_now()), integer(outbox_id)}));
+  return {};
+}
+
+Status Store::mark_mail_failed(std::int64_t outbox_id, const std::string& error, std::int64_t next_attempt_at,
+                               bool give_up) {
+  BISECTD_TRY(m_connection->run("UPDATE outbox SET state = ?, attempts = attempts + 1, last_error = ?, "
+                                "next_attempt_at = ? WHERE id = ?",
+                                {text(give_up ? "failed" : "pending"), text(error), integer(next_attempt_at),
+                                 integer(outbox_id)}));
+  return {};
+}
+
+} // namespace bisectd::storage

@@ -1,0 +1,113 @@
+// Trees, jobs and branch heads.
+#include "storage/store.hpp"
+
+#include "base/clock.hpp"
+#include "storage/query.hpp"
+#include "storage/schema.hpp"
+
+namespace bisectd::storage {
+
+namespace {
+
+constexpr std::string_view k_tree_columns =
+  "id, name, url, branches, job, notify, mail_cc, private, poll_interval_s, created_at";
+
+TreeRow read_tree(const Statement& s) {
+  return TreeRow{s.column_int(0),  s.column_text(1), s.column_text(2), s.column_text(3), s.column_text(4),
+                 s.column_text(5), s.column_text(6), s.column_int(7) != 0, s.column_int(8), s.column_int(9)};
+}
+
+JobRow read_job(const Statement& s) { return JobRow{s.column_text(0), s.column_text(1), s.column_text(2), s.column_int(3)}; }
+
+} // namespace
+
+Result<std::unique_ptr<Store>> Store::open(const std::filesystem::path& file) {
+  BISECTD_TRY_ASSIGN(auto connection, Connection::open(file));
+  BISECTD_TRY(migrate(*connection));
+  return std::unique_ptr<Store>(new Store(std::move(connection)));
+}
+
+Status Store::add_tree(const TreeRow& tree, const JobRow& job) {
+  Transaction txn(*m_connection);
+  BISECTD_TRY(txn.begin());
+  BISECTD_TRY_ASSIGN(auto existing, query_one<std::int64_t>(*m_connection,
+                       "SELECT removed FROM trees WHERE name = ?", {text(tree.name)},
+                       [](const Statement& s) { return s.column_int(0); }));
+  if (existing && *existing == 0) {
+    return make_error(ErrorCode::conflict, "tree '" + tree.name + "' exists already");
+  }
+  BISECTD_TRY(m_connection->run("DELETE FROM trees WHERE name = ?", {text(tree.name)}));
+  BISECTD_TRY(put_job(job));
+  BISECTD_TRY(m_connection->run(
+    "INSERT INTO trees (name, url, branches, job, notify, mail_cc, private, poll_interval_s, created_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    {text(tree.name), text(tree.url), text(tree.branches_json), text(tree.job), text(tree.notify_json),
+     text(tree.mail_cc_json), integer(tree.is_private ? 1 : 0), integer(tree.poll_interval_s),
+     integer(base::unix_now())}));
+  return txn.commit();
+}
+
+Result<std::vector<TreeRow>> Store::trees() {
+  return query<TreeRow>(*m_connection,
+                        "SELECT " + std::string(k_tree_columns) + " FROM trees WHERE removed = 0 ORDER BY name", {},
+                        read_tree);
+}
+
+Result<std::optional<TreeRow>> Store::tree(const std::string& name) {
+  return query_one<TreeRow>(*m_connection,
+                            "SELECT " + std::string(k_tree_columns) + " FROM trees WHERE name = ? AND removed = 0",
+                            {text(name)}, read_tree);
+}
+
+Status Store::remove_tree(const std::string& name) {
+  BISECTD_TRY_ASSIGN(int changed, m_connection->run("UPDATE trees SET removed = 1 WHERE name = ? AND removed = 0",
+                                                    {text(name)}));
+  if (changed == 0) {
+    return make_error(ErrorCode::not_found, "tree '" + name + "' not found");
+  }
+  BISECTD_TRY(m_connection->run("UPDATE requests SET state = 'failed', error = 'tree removed' "
+                                "WHERE tree = ? AND state = 'queued'",
+                                {text(name)}));
+  return {};
+}
+
+Status Store::put_job(const JobRow& job) {
+  BISECTD_TRY(m_connection->run("INSERT INTO jobs (name, path, yaml, created_at) VALUES (?, ?, ?, ?) "
+                                "ON CONFLICT(name) DO UPDATE SET path = excluded.path, yaml = excluded.yaml",
+                                {text(job.name), text(job.path), text(job.yaml), integer(base::unix_now())}));
+  return {};
+}
+
+Result<std::optional<JobRow>> Store::job(const std::string& name) {
+  return query_one<JobRow>(*m_connection, "SELECT name, path, yaml, created_at FROM jobs WHERE name = ?",
+                           {text(name)}, read_job);
+}
+
+Result<std::vector<JobRow>> Store::jobs() {
+  return query<JobRow>(*m_connection, "SELECT name, path, yaml, created_at FROM jobs ORDER BY name", {}, read_job);
+}
+
+Result<std::optional<HeadRow>> Store::head(const std::string& tree, const std::string& branch) {
+  return query_one<HeadRow>(*m_connection, "SELECT tree, branch, seen, tested FROM heads WHERE tree = ? AND branch = ?",
+                            {text(tree), text(branch)}, [](const Statement& s) {
+                              return HeadRow{s.column_text(0), s.column_text(1), s.column_text(2), s.column_text(3)};
+                            });
+}
+
+Status Store::set_head_seen(const std::string& tree, const std::string& branch, const std::string& sha) {
+  BISECTD_TRY(m_connection->run("INSERT INTO heads (tree, branch, seen, updated_at) VALUES (?, ?, ?, ?) "
+                                "ON CONFLICT(tree, branch) DO UPDATE SET seen = excluded.seen, "
+                                "updated_at = excluded.updated_at",
+                                {text(tree), text(branch), text(sha), integer(base::unix_now())}));
+  return {};
+}
+
+Status Store::set_head_tested(const std::string& tree, const std::string& branch, const std::string& sha) {
+  BISECTD_TRY(m_connection->run("INSERT INTO heads (tree, branch, tested, updated_at) VALUES (?, ?, ?, ?) "
+                                "ON CONFLICT(tree, branch) DO UPDATE SET tested = excluded.tested, "
+                                "updated_at = excluded.updated_at",
+                                {text(tree), text(branch), text(sha), integer(base::unix_now())}));
+  return {};
+}
+
+} // namespace bisectd::storage
