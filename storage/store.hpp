@@ -46,6 +46,8 @@ public:
   Result<std::vector<RequestRow>> requests_for_bisection(std::int64_t bisection_id);
   Result<std::vector<RequestRow>> requests_for_detection(std::int64_t detection_id);
   Result<std::optional<RequestRow>> request(std::int64_t id);
+  // Queued, building or running requests measuring (job, commit) for any purpose.
+  Result<std::int64_t> open_requests_for(const std::string& job, const std::string& commit);
   Result<std::map<std::string, std::int64_t>> request_counts();
 
   // Samples are shared by everything that measured (job, commit, variant).
@@ -53,6 +55,7 @@ public:
                                          const std::string& variant = "");
   Result<std::vector<SampleRow>> samples_for_commit_prefix(const std::string& prefix, const std::string& tree);
   Result<std::vector<SampleRow>> samples_for_job(const std::string& job);
+  Result<std::vector<SampleRow>> samples_of_request(std::int64_t request_id);
 
   // Commit flags (unbuildable, unbootable) with a count of occurrences.
   Result<std::int64_t> add_flag(const std::string& job, const std::string& commit, const std::string& variant,

@@ -133,6 +133,15 @@ Result<std::optional<RequestRow>> Store::request(std::int64_t id) {
   return query_one<RequestRow>(*m_connection, request_select("id = ?"), {integer(id)}, read_request);
 }
 
+Result<std::int64_t> Store::open_requests_for(const std::string& job, const std::string& commit) {
+  BISECTD_TRY_ASSIGN(auto rows, query<std::int64_t>(*m_connection,
+                                                    "SELECT COUNT(*) FROM requests WHERE job = ? AND commit_sha = ? "
+                                                    "AND state IN ('queued', 'building', 'running')",
+                                                    {text(job), text(commit)},
+                                                    [](const Statement& s) { return s.column_int(0); }));
+  return rows.front();
+}
+
 Result<std::map<std::string, std::int64_t>> Store::request_counts() {
   BISECTD_TRY_ASSIGN(auto rows, query<std::pair<std::string, std::int64_t>>(
                                   *m_connection, "SELECT state, COUNT(*) FROM requests GROUP BY state", {},
@@ -168,6 +177,12 @@ Result<std::vector<SampleRow>> Store::samples_for_job(const std::string& job) {
   return query<SampleRow>(*m_connection,
                           "SELECT " + std::string(k_sample_columns) + " FROM samples WHERE job = ? ORDER BY id",
                           {text(job)}, read_sample);
+}
+
+Result<std::vector<SampleRow>> Store::samples_of_request(std::int64_t request_id) {
+  return query<SampleRow>(*m_connection,
+                          "SELECT " + std::string(k_sample_columns) + " FROM samples WHERE request_id = ? ORDER BY id",
+                          {integer(request_id)}, read_sample);
 }
 
 Result<std::int64_t> Store::add_flag(const std::string& job, const std::string& commit, const std::string& variant,

@@ -1,0 +1,35 @@
+#pragma once
+// Aggregation of trials into one row per (scenario, method): accuracy with a Wilson interval, cost, bounds,
+// calibration; rendered as a Markdown table or JSON lines.
+
+#include "sim_runner.hpp"
+#include "sim_world.hpp"
+
+#include <string>
+#include <vector>
+
+namespace bisectd::sim {
+
+struct Row {
+  std::string scenario, method, noise;
+  std::size_t n = 0;
+  double d = 0;
+  int k_machines = 1, trials = 0;
+  double accuracy = 0, acc_low = 0, acc_high = 0;
+  double mean_runs = 0, p90_runs = 0, mean_builds = 0, machine_hours = 0, wall_hours = 0, rounds = 0;
+  double r_lb = 0, rho_lb = 0;
+  double calibration_error = 0; // max over deciles (with >= 10 trials) of |mean reported P - accuracy|
+  double ece = 0;               // trial-weighted mean of the same
+  double false_culprit_rate = 0; // no-change scenario: share of trials that named a culprit
+};
+
+// Wilson score interval for k successes in n trials at 95 %.
+std::pair<double, double> wilson(int k, int n);
+
+Row aggregate(const Scenario& scenario, MethodKind method, const std::vector<TrialResult>& results, double delta);
+
+std::string json_row(const Row& row);
+std::string markdown_header();
+std::string markdown_row(const Row& row);
+
+} // namespace bisectd::sim

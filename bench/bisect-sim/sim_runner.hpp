@@ -1,0 +1,82 @@
+#pragma once
+// Runs one method on one simulated trial: a discrete-event lab with K machines, builds, boots and runs that
+// cost time, and every requested run counted (endpoints, verification and runs still in flight at the end).
+
+#include "bisect/engine.hpp"
+#include "sim_world.hpp"
+
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace bisectd::sim {
+
+enum class MethodKind { bcb, bcb_min_runs, bcb_verified, fixed3, fixed5, fixed10, lkp, pinpoint };
+const char* to_string(MethodKind method);
+
+struct TrialResult {
+  bool correct = false;           // exact culprit (or, without a culprit, no culprit reported)
+  bool reported_culprit = false;  // verdict found
+  double p_reported = 0;          // the method's P(culprit) for its answer
+  int runs = 0, builds = 0, rounds = 0;
+  double machine_s = 0, wall_s = 0;
+};
+
+struct SimSample {
+  std::size_t id;   // world commit id
+  double value;
+  std::string boot;
+  std::int64_t seq;
+  bool verification;
+};
+
+// The lab: machines, build store, the clock and the ledger of runs.
+class Lab {
+public:
+  Lab(const World& world, int machines);
+  struct Job {
+    std::size_t id;
+    int runs;
+    bool verification;
+    bool fresh_boot = false;
+  };
+  // Starts `job` on an idle machine (the one with the build installed if any); false when none is idle.
+  bool dispatch(const Job& job);
+  // Completes the earliest running job; false when nothing runs.
+  bool advance();
+  std::vector<std::size_t> idle_installed() const; // ids installed on idle machines
+  std::vector<std::size_t> running() const;        // ids with jobs running
+  int idle() const;
+  bool known_unbuildable(std::size_t id) const { return m_failed.contains(id); }
+  bool built(std::size_t id) const { return m_built.contains(id); }
+  const std::vector<SimSample>& samples() const { return m_visible; }
+  TrialResult ledger() const;
+  void count_round() { ++m_rounds; }
+
+private:
+  struct Machine {
+    double busy_until = 0;
+    bool busy = false;
+    std::optional<std::size_t> installed;
+    std::vector<SimSample> pending;
+    std::size_t job_id = 0;
+  };
+  const World& m_world;
+  std::vector<Machine> m_machines;
+  std::set<std::size_t> m_built, m_failed;
+  std::map<std::size_t, int> m_visits, m_runs_at;
+  std::vector<SimSample> m_visible;
+  double m_now = 0, m_machine_s = 0;
+  std::int64_t m_seq = 0;
+  int m_runs = 0, m_builds = 0, m_rounds = 0;
+};
+
+// One trial of `method` on `world` (mainline, then the merged branch when the culprit is a merge).
+TrialResult run_trial(const World& world, MethodKind method);
+
+// Pinpoint-like baseline (sim_pinpoint.cpp): bisection over `ids` with `lab`; returns the culprit ids reported.
+std::vector<std::size_t> run_pinpoint(const World& world, Lab& lab, const std::vector<std::size_t>& ids);
+
+} // namespace bisectd::sim

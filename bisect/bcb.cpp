@@ -1,0 +1,292 @@
+#include "bisect/bcb.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace bisectd::bisect {
+
+namespace {
+
+std::string fmt(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", v);
+  return buf;
+}
+
+// Builds we may run: canonical, not skipped, and relevant (some commit of the build has prior mass) or an endpoint.
+std::vector<bool> pickable_builds(const Problem& problem, const ChainData& data) {
+  std::size_t n = problem.chain.size();
+  std::vector<bool> relevant(n, false);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (problem.chain[i].prior > 0 || i == 0 || i + 1 == n) {
+      relevant[data.canonical[i]] = true;
+    }
+  }
+  std::vector<bool> out(n, false);
+  for (std::size_t b = 0; b < n; ++b) {
+    out[b] = data.canonical[b] == b && !problem.chain[b].skipped && relevant[b];
+  }
+  return out;
+}
+
+// Parent for verification: the nearest pickable build below `c`.
+std::optional<std::size_t> parent_of(const BcbContext& ctx, std::size_t c) {
+  for (std::size_t i = c; i-- > 0;) {
+    std::size_t b = ctx.data->canonical[i];
+    if (b < c && ctx.pickable[b]) {
+      return b;
+    }
+  }
+  return std::nullopt;
+}
+
+int verification_runs(const ChainData& data, std::size_t commit) {
+  int n = 0;
+  for (const auto& s : data.at(commit)) {
+    n += s.verification ? 1 : 0;
+  }
+  return n;
+}
+
+std::size_t segment_of(const BcbPosterior& post, std::size_t c) {
+  auto it = std::lower_bound(post.bounds.begin(), post.bounds.end(), c);
+  return static_cast<std::size_t>(it - post.bounds.begin()) - 1;
+}
+
+// Fills the shift estimate from the best component under the culprit's segment (raw log values).
+void fill_shift(const BcbContext& ctx, std::size_t culprit, Step& step) {
+  BcbPosterior raw = ctx.post;
+  BcbPriors priors = ctx.priors;
+  if (ctx.robust) {
+    priors = bcb_priors(ctx.problem->settings, false);
+    raw = compute_posterior(make_units(*ctx.data, false), ctx.prior, priors);
+  }
+  std::size_t g = static_cast<std::size_t>(
+    std::max_element(raw.comp_weight.begin(), raw.comp_weight.end()) - raw.comp_weight.begin());
+  auto est = shift_estimate(raw.states[g][segment_of(raw, culprit)], priors);
+  step.shift = std::expm1(est.mean);
+  step.shift_low = std::expm1(est.low);
+  step.shift_high = std::expm1(est.high);
+}
+
+// Verification picks for (parent, culprit) (empty: waiting for runs in flight); nullopt when all pairs are done.
+std::optional<std::vector<Pick>> verification_picks(const BcbContext& ctx, std::size_t parent, std::size_t culprit,
+                                                    Step& step) {
+  const auto& s = ctx.problem->settings;
+  int have_p = verification_runs(*ctx.data, parent);
+  int have_c = verification_runs(*ctx.data, culprit);
+  if (std::min(have_p, have_c) >= s.verification_pairs) {
+    return std::nullopt;
+  }
+  step.trace.push_back("bcb: verifying " + std::to_string(culprit) + " against parent " + std::to_string(parent) +
+                       ": " + std::to_string(std::min(have_p, have_c)) + " of " +
+                       std::to_string(s.verification_pairs) + " interleaved pairs done");
+  std::vector<Pick> picks;
+  std::vector<std::size_t> order = have_p <= have_c ? std::vector{parent, culprit} : std::vector{culprit, parent};
+  for (std::size_t b : order) {
+    bool needed = verification_runs(*ctx.data, b) < s.verification_pairs;
+    if (needed && !contains(s.in_flight, b) && static_cast<int>(picks.size()) < std::max(1, s.idle_machines)) {
+      picks.push_back({b, 1, true});
+    }
+  }
+  if (picks.empty()) {
+    step.trace.push_back("bcb: waiting for in-flight verification runs");
+  }
+  return picks;
+}
+
+// The credible set: the 0.95 set, or, when only unpickable commits separate good from bad, the whole segment.
+bool set_answer(const BcbContext& ctx, std::size_t culprit, Step& step) {
+  double one_minus_delta = 1.0 - ctx.problem->settings.delta;
+  std::size_t k = segment_of(ctx.post, culprit);
+  if (ctx.post.seg_mass[k] < one_minus_delta) {
+    return false;
+  }
+  std::vector<std::size_t> members;
+  for (std::size_t i = ctx.post.bounds[k] + 1; i <= ctx.post.bounds[k + 1]; ++i) {
+    if (ctx.prior[i] > 0) {
+      members.push_back(i);
+    }
+    if (i < ctx.post.bounds[k + 1] && ctx.pickable[i]) {
+      return false; // something inside can still be tested
+    }
+  }
+  if (members.size() < 2) {
+    return false;
+  }
+  step.verdict = Verdict::ambiguous;
+  step.credible_set = members;
+  step.trace.push_back("bcb: only untestable commits separate " + std::to_string(ctx.post.bounds[k]) + " and " +
+                       std::to_string(ctx.post.bounds[k + 1]) + " (mass " + fmt(ctx.post.seg_mass[k]) +
+                       "); the first bad commit could be any of " + std::to_string(members.size()));
+  return true;
+}
+
+// No change the job cares about: "no change" is the most likely hypothesis and, under the most likely change,
+// the 95% interval of the shift lies within +-threshold (raw log values, best component).
+bool no_relevant_change(const BcbContext& ctx, Step& step) {
+  if (ctx.post.p_none < 0.5 || ctx.robust) {
+    return false;
+  }
+  const auto& post = ctx.post;
+  std::size_t g = static_cast<std::size_t>(
+    std::max_element(post.comp_weight.begin(), post.comp_weight.end()) - post.comp_weight.begin());
+  std::size_t h = static_cast<std::size_t>(
+    std::max_element(post.seg_mass.begin(), post.seg_mass.end()) - post.seg_mass.begin());
+  auto est = shift_estimate(post.states[g][h], ctx.priors);
+  double limit = std::log1p(ctx.problem->settings.threshold);
+  if (est.low <= -limit || est.high >= limit) {
+    return false;
+  }
+  step.verdict = Verdict::no_change;
+  step.culprit.reset();
+  step.trace.push_back("bcb: no change beyond the threshold: P(no change)=" + fmt(post.p_none) +
+                       ", the most likely shift is within [" + fmt(std::expm1(est.low) * 100) + "%, " +
+                       fmt(std::expm1(est.high) * 100) + "%]");
+  return true;
+}
+
+// Endpoint phase: every endpoint needs a first visit before information gain means anything.
+bool endpoint_picks(const BcbContext& ctx, Step& step) {
+  const auto& s = ctx.problem->settings;
+  int initial = 1;
+  std::size_t last = ctx.data->size - 1;
+  bool missing = false;
+  for (std::size_t e : {std::size_t{0}, last}) {
+    std::size_t b = ctx.data->canonical[e];
+    if (!ctx.data->at(e).empty()) {
+      continue;
+    }
+    missing = true;
+    if (!contains(s.in_flight, b) && static_cast<int>(step.picks.size()) < std::max(1, s.idle_machines)) {
+      step.picks.push_back({b, initial, false});
+    }
+  }
+  if (missing) {
+    step.trace.push_back("bcb: measuring the endpoints first (" + std::to_string(initial) + " runs each)");
+  }
+  return missing;
+}
+
+} // namespace
+
+BcbPriors bcb_priors(const Settings& settings, bool robust) {
+  BcbPriors p;
+  if (robust) {
+    p.nu0 = 1;
+    p.s02 = 0.3; // normal scores have unit variance overall; the within-side part is smaller
+  } else if (settings.noise && *settings.noise > 0) {
+    p.nu0 = std::max(1, settings.noise_runs);
+    p.s02 = std::pow(std::log1p(*settings.noise), 2);
+  } else {
+    p.nu0 = 1;
+    p.s02 = 0.05 * 0.05;
+  }
+  p.kappa0 = 1.0 / 9.0; // shift prior sd: 3 sigma
+  if (settings.expected_shift && !robust && *settings.expected_shift > -1) {
+    // The alert saw this shift: center the prior there with a sd of half its size (at least one sigma).
+    p.shift_mean = std::log1p(*settings.expected_shift);
+    p.kappa0 = p.s02 / std::max(p.s02, std::pow(0.5 * p.shift_mean, 2));
+  }
+  p.p_none = 0.1;
+  p.components = {{0, 0, std::log(0.7)}, {1, 0, std::log(0.1)}, {0, 0.3, std::log(0.1)}, {1, 0.3, std::log(0.1)}};
+  return p;
+}
+
+BcbContext make_bcb_context(const Problem& problem, const ChainData& data) {
+  BcbContext ctx;
+  ctx.problem = &problem;
+  ctx.data = &data;
+  ctx.priors = bcb_priors(problem.settings, false);
+  ctx.units = make_units(data, false);
+  ctx.prior = commit_prior(problem.chain, data, ctx.priors.p_none);
+  ctx.post = compute_posterior(ctx.units, ctx.prior, ctx.priors);
+  // The robust variant replaces the gaussian one when the runs within builds look heavy-tailed.
+  ctx.robust = looks_heavy_tailed(data);
+  if (ctx.robust) {
+    ctx.priors = bcb_priors(problem.settings, true);
+    ctx.units = make_units(data, true);
+    ctx.post = compute_posterior(ctx.units, ctx.prior, ctx.priors);
+  }
+  std::size_t n = problem.chain.size();
+  ctx.prefix_a.assign(n + 1, 0.0);
+  ctx.prefix_b.assign(n + 1, 0.0);
+  for (std::size_t i = 0; i < n; ++i) {
+    double pi = ctx.prior[i];
+    ctx.prefix_a[i + 1] = ctx.prefix_a[i] + pi;
+    ctx.prefix_b[i + 1] = ctx.prefix_b[i] + (pi > 0 ? pi * std::log(pi) : 0.0);
+  }
+  ctx.p = per_commit(ctx.post, ctx.prior);
+  ctx.cdf.assign(n, 0.0);
+  double acc = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    acc += ctx.p[i];
+    ctx.cdf[i] = acc;
+  }
+  ctx.pickable = pickable_builds(problem, data);
+  return ctx;
+}
+
+Step bcb_step(const Problem& problem, const ChainData& data) {
+  const auto& s = problem.settings;
+  BcbContext ctx = make_bcb_context(problem, data);
+  Step step;
+  step.runs_used = data.runs;
+  step.builds_used = data.builds;
+  step.posterior = ctx.p;
+  step.p_no_change = ctx.post.p_none;
+  auto best = static_cast<std::size_t>(std::max_element(ctx.p.begin(), ctx.p.end()) - ctx.p.begin());
+  step.culprit = best;
+  step.p_culprit = ctx.p[best];
+  step.credible_set = credible_set(ctx.p, 0.95 * (1.0 - ctx.post.p_none));
+  step.trace.push_back(std::string("bcb: ") + (ctx.robust ? "robust (normal scores)" : "gaussian") + " model, " +
+                       std::to_string(ctx.units.size()) + " boot units, most likely " + std::to_string(best) +
+                       " P=" + fmt(ctx.p[best]) + ", P(no change)=" + fmt(ctx.post.p_none));
+  if (endpoint_picks(ctx, step)) {
+    return step;
+  }
+  const double one_minus_delta = 1.0 - s.delta;
+  if (ctx.post.p_none >= one_minus_delta) {
+    step.verdict = Verdict::no_change;
+    step.culprit.reset();
+    step.trace.push_back("bcb: no change between the endpoints (P=" + fmt(ctx.post.p_none) + ")");
+    return step;
+  }
+  if (no_relevant_change(ctx, step)) {
+    return step;
+  }
+  if (ctx.p[best] >= one_minus_delta) {
+    auto parent = parent_of(ctx, best);
+    if (parent && s.verification_pairs > 0) {
+      if (auto picks = verification_picks(ctx, *parent, data.canonical[best], step)) {
+        step.picks = std::move(*picks);
+        fill_shift(ctx, best, step);
+        return step;
+      }
+    }
+    step.verdict = Verdict::found;
+    step.credible_set = {best};
+    fill_shift(ctx, best, step);
+    step.trace.push_back("bcb: first bad commit " + std::to_string(best) + " with P=" + fmt(ctx.p[best]) +
+                         ", shift " + fmt(step.shift * 100) + "% [" + fmt(step.shift_low * 100) + ", " +
+                         fmt(step.shift_high * 100) + "]");
+    return step;
+  }
+  if (set_answer(ctx, best, step)) {
+    return step;
+  }
+  if (data.runs >= s.max_runs) {
+    step.verdict = Verdict::budget_exhausted;
+    step.trace.push_back("bcb: run budget " + std::to_string(s.max_runs) + " spent; reporting the credible set");
+    return step;
+  }
+  step.picks = bcb_search_picks(ctx, step.trace);
+  if (step.picks.empty() && s.in_flight.empty()) {
+    step.verdict = Verdict::budget_exhausted;
+    step.trace.push_back("bcb: nothing left to run within the build budget; reporting the credible set");
+  }
+  return step;
+}
+
+} // namespace bisectd::bisect

@@ -1,0 +1,299 @@
+#include "bisect/bcb_model.hpp"
+
+#include "bisect/bcb_math.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <numeric>
+
+namespace bisectd::bisect {
+
+namespace {
+
+constexpr double k_neg_inf = -std::numeric_limits<double>::infinity();
+
+// Kalman update with H = [1, x]; the first observation initializes the flat level exactly (diffuse start).
+void observe(FilterState& s, double x, double z, double r) {
+  if (!s.started) {
+    s.w = z - x * s.d;
+    s.pww = r + x * x * s.pdd;
+    s.pwd = -x * s.pdd;
+    s.started = true;
+    return;
+  }
+  double hw = s.pww + x * s.pwd;
+  double hd = s.pwd + x * s.pdd;
+  double f = hw + x * hd + r;
+  double v = z - (s.w + x * s.d);
+  double kw = hw / f;
+  double kd = hd / f;
+  s.w += kw * v;
+  s.d += kd * v;
+  s.pww -= kw * hw;
+  s.pwd -= kw * hd;
+  s.pdd -= kd * hd;
+  s.log_f += std::log(f);
+  s.quad += v * v / f;
+}
+
+void add_unit(FilterState& s, const BcbComponent& g, double x, double n, double mean, double ss) {
+  if (s.started) {
+    s.pww += g.q;
+  }
+  observe(s, x, mean, g.lambda + 1.0 / n);
+  s.runs += n;
+  s.within_ss += ss;
+}
+
+double component_s02(const BcbPriors& p, const BcbComponent& g) { return p.s02 / (1.0 + g.lambda); }
+
+// Log marginal likelihood (up to a constant shared by all components and hypotheses). Degrees of freedom:
+// every run but one (the flat level w absorbs the first unit); the shift has a proper prior and costs none.
+double log_ml(const FilterState& s, const BcbPriors& p, const BcbComponent& g) {
+  double a = p.nu0 * component_s02(p, g);
+  double dof = p.nu0 + std::max(0.0, s.runs - 1);
+  return g.log_prior + 0.5 * p.nu0 * std::log(a) + std::lgamma(dof / 2) - std::lgamma(p.nu0 / 2) - 0.5 * s.log_f -
+         0.5 * dof * std::log(a + s.quad + s.within_ss);
+}
+
+// Segment masses, no-change mass and component weights from the log marginals lml[g][h] (h == S: no change).
+void normalize(BcbPosterior& post, const std::vector<std::vector<double>>& lml, double p_none_prior) {
+  std::size_t segs = post.seg_prior.size();
+  double mx = k_neg_inf;
+  for (const auto& row : lml) {
+    for (double v : row) {
+      mx = std::max(mx, v);
+    }
+  }
+  post.seg_mass.assign(segs, 0.0);
+  post.comp_weight.assign(lml.size(), 0.0);
+  post.joint.assign(lml.size(), std::vector<double>(segs + 1, 0.0));
+  post.p_none = 0;
+  double z = 0;
+  for (std::size_t g = 0; g < lml.size(); ++g) {
+    for (std::size_t h = 0; h <= segs; ++h) {
+      double pr = h < segs ? post.seg_prior[h] : p_none_prior;
+      double m = pr * std::exp(lml[g][h] - mx);
+      post.joint[g][h] = m;
+      (h < segs ? post.seg_mass[h] : post.p_none) += m;
+      post.comp_weight[g] += m;
+      z += m;
+    }
+  }
+  if (z <= 0) {
+    return;
+  }
+  for (auto& m : post.seg_mass) {
+    m /= z;
+  }
+  for (auto& w : post.comp_weight) {
+    w /= z;
+  }
+  for (auto& row : post.joint) {
+    for (auto& m : row) {
+      m /= z;
+    }
+  }
+  post.p_none /= z;
+}
+
+double range_sum(const std::vector<double>& prefix, std::size_t lo, std::size_t hi) { return prefix[hi] - prefix[lo]; }
+
+} // namespace
+
+std::vector<double> commit_prior(const std::vector<Candidate>& chain, const ChainData& data, double p_none) {
+  std::vector<double> prior(chain.size(), 0.0);
+  double total = 0;
+  for (std::size_t i = 1; i < chain.size(); ++i) {
+    bool identical_to_parent = data.canonical[i] == data.canonical[i - 1];
+    prior[i] = identical_to_parent ? 0.0 : std::max(0.0, chain[i].prior);
+    total += prior[i];
+  }
+  if (total > 0) {
+    for (auto& p : prior) {
+      p *= (1.0 - p_none) / total;
+    }
+  }
+  return prior;
+}
+
+std::vector<BcbUnit> make_units(const ChainData& data, bool robust) {
+  std::vector<double> all;
+  for (const auto& build : data.by_build) {
+    for (const auto& s : build) {
+      all.push_back(s.y);
+    }
+  }
+  auto scores = robust ? math::normal_scores(all) : all;
+  std::map<std::pair<std::size_t, std::size_t>, std::vector<std::pair<double, double>>> groups; // (build, boot)
+  std::size_t at = 0;
+  for (std::size_t b = 0; b < data.by_build.size(); ++b) {
+    for (const auto& s : data.by_build[b]) {
+      groups[{b, s.boot}].push_back({scores[at++], static_cast<double>(s.seq)});
+    }
+  }
+  std::vector<BcbUnit> units;
+  for (const auto& [key, runs] : groups) {
+    BcbUnit u;
+    u.pos = key.first;
+    u.n = static_cast<double>(runs.size());
+    for (const auto& [y, t] : runs) {
+      u.mean += y / u.n;
+      u.time += t / u.n;
+    }
+    for (const auto& [y, t] : runs) {
+      u.ss += (y - u.mean) * (y - u.mean);
+    }
+    units.push_back(u);
+  }
+  std::stable_sort(units.begin(), units.end(), [](const BcbUnit& a, const BcbUnit& b) { return a.time < b.time; });
+  return units;
+}
+
+bool looks_heavy_tailed(const ChainData& data) {
+  // Residuals from the build mean (scaled by sqrt(n/(n-1))), from builds with at least 3 runs: free of any
+  // split error, and unlike median residuals never exactly zero (which would shrink the MAD).
+  std::vector<double> resid;
+  for (const auto& build : data.by_build) {
+    if (build.size() < 3) {
+      continue;
+    }
+    double n = static_cast<double>(build.size());
+    double mean = 0;
+    for (const auto& s : build) {
+      mean += s.y / n;
+    }
+    for (const auto& s : build) {
+      resid.push_back(std::abs(s.y - mean) * std::sqrt(n / (n - 1)));
+    }
+  }
+  if (resid.size() < 15) {
+    return false;
+  }
+  std::vector<double> sorted = resid;
+  std::nth_element(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(sorted.size() / 2), sorted.end());
+  double s = 1.4826 * sorted[sorted.size() / 2];
+  return s > 0 && *std::max_element(resid.begin(), resid.end()) > 6 * s;
+}
+
+BcbPosterior compute_posterior(const std::vector<BcbUnit>& units, const std::vector<double>& prior,
+                               const BcbPriors& priors) {
+  BcbPosterior post;
+  post.last = prior.size() - 1;
+  post.bounds = {0, post.last};
+  for (const auto& u : units) {
+    post.bounds.push_back(u.pos);
+  }
+  std::sort(post.bounds.begin(), post.bounds.end());
+  post.bounds.erase(std::unique(post.bounds.begin(), post.bounds.end()), post.bounds.end());
+  std::vector<double> prefix(prior.size() + 1, 0.0);
+  std::partial_sum(prior.begin(), prior.end(), prefix.begin() + 1);
+  std::size_t segs = post.bounds.size() - 1;
+  for (std::size_t k = 0; k < segs; ++k) {
+    post.seg_prior.push_back(range_sum(prefix, post.bounds[k] + 1, post.bounds[k + 1] + 1));
+  }
+  std::vector<std::vector<double>> lml(priors.components.size(), std::vector<double>(segs + 1));
+  post.states.assign(priors.components.size(), std::vector<FilterState>(segs + 1));
+  for (std::size_t g = 0; g < priors.components.size(); ++g) {
+    for (std::size_t h = 0; h <= segs; ++h) {
+      FilterState& s = post.states[g][h];
+      s.pdd = 1.0 / priors.kappa0;
+      s.d = priors.shift_mean;
+      for (const auto& u : units) {
+        double x = h < segs && u.pos > post.bounds[h] ? 1.0 : 0.0;
+        add_unit(s, priors.components[g], x, u.n, u.mean, u.ss);
+      }
+      lml[g][h] = log_ml(s, priors, priors.components[g]);
+    }
+  }
+  normalize(post, lml, priors.p_none);
+  return post;
+}
+
+double posterior_entropy(const BcbPosterior& post, const std::vector<double>& prefix_a, const std::vector<double>& prefix_b) {
+  double h = 0;
+  for (std::size_t k = 0; k < post.seg_mass.size(); ++k) {
+    double a = range_sum(prefix_a, post.bounds[k] + 1, post.bounds[k + 1] + 1);
+    if (a <= 0 || post.seg_mass[k] <= 0) {
+      continue;
+    }
+    double f = post.seg_mass[k] / a;
+    h -= f * (range_sum(prefix_b, post.bounds[k] + 1, post.bounds[k + 1] + 1) + a * std::log(f));
+  }
+  if (post.p_none > 0) {
+    h -= post.p_none * std::log(post.p_none);
+  }
+  return h;
+}
+
+double entropy_after(const BcbPosterior& post, const std::vector<double>& prefix_a, const std::vector<double>& prefix_b,
+                     const BcbPriors& priors, std::size_t pos, double n, double mean) {
+  BcbPosterior next;
+  next.last = post.last;
+  std::size_t segs = post.seg_prior.size();
+  auto it = std::lower_bound(post.bounds.begin(), post.bounds.end(), pos);
+  bool split = it == post.bounds.end() || *it != pos;
+  std::size_t split_seg = split ? static_cast<std::size_t>(it - post.bounds.begin()) - 1 : segs;
+  next.bounds = post.bounds;
+  if (split) {
+    next.bounds.insert(next.bounds.begin() + static_cast<std::ptrdiff_t>(split_seg) + 1, pos);
+  }
+  std::size_t new_segs = next.bounds.size() - 1;
+  for (std::size_t k = 0; k < new_segs; ++k) {
+    next.seg_prior.push_back(range_sum(prefix_a, next.bounds[k] + 1, next.bounds[k + 1] + 1));
+  }
+  std::vector<std::vector<double>> lml(priors.components.size(), std::vector<double>(new_segs + 1));
+  for (std::size_t g = 0; g < priors.components.size(); ++g) {
+    for (std::size_t h = 0; h <= new_segs; ++h) {
+      // Map the new hypothesis to the old state it extends; a split segment's halves share the old state.
+      std::size_t old_h = h == new_segs ? segs : (split && h > split_seg ? h - 1 : h);
+      FilterState s = post.states[g][old_h];
+      double x = h < new_segs && pos > next.bounds[h] ? 1.0 : 0.0;
+      add_unit(s, priors.components[g], x, n, mean, 0.0);
+      lml[g][h] = log_ml(s, priors, priors.components[g]);
+    }
+  }
+  normalize(next, lml, priors.p_none);
+  return posterior_entropy(next, prefix_a, prefix_b);
+}
+
+std::vector<double> per_commit(const BcbPosterior& post, const std::vector<double>& prior) {
+  std::vector<double> out(prior.size(), 0.0);
+  for (std::size_t k = 0; k < post.seg_mass.size(); ++k) {
+    if (post.seg_prior[k] <= 0) {
+      continue;
+    }
+    for (std::size_t i = post.bounds[k] + 1; i <= post.bounds[k + 1]; ++i) {
+      out[i] = prior[i] * post.seg_mass[k] / post.seg_prior[k];
+    }
+  }
+  return out;
+}
+
+std::vector<double> nig_split_log_ml(const std::vector<std::array<double, 3>>& groups, double nu0, double s02) {
+  std::vector<std::array<double, 3>> pre(groups.size() + 1, {0, 0, 0});
+  for (std::size_t i = 0; i < groups.size(); ++i) {
+    for (int j = 0; j < 3; ++j) {
+      pre[i + 1][j] = pre[i][j] + groups[i][j];
+    }
+  }
+  const auto& tot = pre.back();
+  std::vector<double> out;
+  for (std::size_t k = 0; k + 1 < groups.size(); ++k) {
+    auto [nb, sb, qb] = pre[k + 1];
+    double na = tot[0] - nb, sa = tot[1] - sb, qa = tot[2] - qb;
+    double ss = std::max(0.0, (qb - sb * sb / nb) + (qa - sa * sa / na));
+    out.push_back(-0.5 * std::log(nb) - 0.5 * std::log(na) - 0.5 * (tot[0] - 2 + nu0) * std::log(nu0 * s02 + ss));
+  }
+  return out;
+}
+
+ShiftEstimate shift_estimate(const FilterState& state, const BcbPriors& priors) {
+  double s2 = (priors.nu0 * priors.s02 + state.quad + state.within_ss) / std::max(1.0, priors.nu0 + state.runs - 2);
+  double half = t_quantile_975(std::max(1.0, priors.nu0 + state.runs - 2)) * std::sqrt(std::max(0.0, state.pdd * s2));
+  return {state.d, state.d - half, state.d + half};
+}
+
+} // namespace bisectd::bisect

@@ -1,0 +1,236 @@
+// BCB's choice of what to run next: expected information gain (entropy of the culprit posterior) per second of
+// cost, over a small candidate set around the posterior quantiles j/(K+1) (FACF NextRuns), K picks distinct.
+#include "bisect/bcb.hpp"
+
+#include "bisect/bcb_math.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdio>
+
+namespace bisectd::bisect {
+
+namespace {
+
+constexpr int k_quad = 8;
+constexpr bool k_debug = false;
+
+// Model-averaged predictive of one new unit of `runs` runs at `b`, moment-matched per side: x = 0 (b is before
+// the change, or there is none) and x = 1 (b is at or after it). weight[1] is P(b is bad).
+struct Predictive {
+  double weight[2] = {0, 0}, mean[2] = {0, 0}, var[2] = {0, 0};
+};
+
+Predictive predictive(const BcbContext& ctx, std::size_t b, int runs) {
+  const auto& post = ctx.post;
+  const std::size_t segs = post.seg_prior.size();
+  double m2[2] = {0, 0};
+  Predictive p;
+  for (std::size_t g = 0; g < post.joint.size(); ++g) {
+    const BcbComponent& comp = ctx.priors.components[g];
+    const double a = ctx.priors.nu0 * ctx.priors.s02 / (1.0 + comp.lambda);
+    for (std::size_t h = 0; h <= segs; ++h) {
+      double mass = post.joint[g][h];
+      if (mass < 1e-12) {
+        continue;
+      }
+      // Share of this hypothesis with b bad: all of it after the segment, part of it inside, none before.
+      double bad_share = 0;
+      if (h < segs && b > post.bounds[h]) {
+        bad_share = b >= post.bounds[h + 1] || post.seg_prior[h] <= 0
+                      ? 1.0
+                      : (ctx.prefix_a[b + 1] - ctx.prefix_a[post.bounds[h] + 1]) / post.seg_prior[h];
+      }
+      const FilterState& st = post.states[g][h];
+      double s2 = (a + st.quad + st.within_ss) / (ctx.priors.nu0 + std::max(0.0, st.runs - 1));
+      for (int x = 0; x < 2; ++x) {
+        double w = mass * (x == 1 ? bad_share : 1.0 - bad_share);
+        if (w <= 0) {
+          continue;
+        }
+        double mean = st.w + x * st.d;
+        double var = s2 * (st.pww + 2 * x * st.pwd + x * st.pdd + comp.q + comp.lambda + 1.0 / runs);
+        p.weight[x] += w;
+        p.mean[x] += w * mean;
+        m2[x] += w * (var + mean * mean);
+      }
+    }
+  }
+  for (int x = 0; x < 2; ++x) {
+    if (p.weight[x] > 0) {
+      p.mean[x] /= p.weight[x];
+      p.var[x] = std::max(1e-300, m2[x] / p.weight[x] - p.mean[x] * p.mean[x]);
+    }
+  }
+  return p;
+}
+
+bool is_built(const BcbContext& ctx, std::size_t b) {
+  return !ctx.data->at(b).empty() || contains(ctx.problem->settings.built, b);
+}
+
+double cost_of(const BcbContext& ctx, std::size_t b, int runs, bool fresh_boot) {
+  const auto& s = ctx.problem->settings;
+  double c = runs * s.cost.run_s;
+  c += is_built(ctx, b) ? 0.0 : s.cost.build_s;
+  c += contains(s.installed, b) && !fresh_boot ? 0.0 : s.cost.boot_s;
+  return std::max(c, 1e-9);
+}
+
+// Entropy after `runs` more runs at `b` with mean `mean`. A rerun on the kernel that is still booted joins the
+// last boot unit (it shares that boot's offset), which needs a full recompute; anything else is a new unit.
+double entropy_with(const BcbContext& ctx, std::size_t b, int runs, double mean, bool joins_last) {
+  if (!joins_last) {
+    return entropy_after(ctx.post, ctx.prefix_a, ctx.prefix_b, ctx.priors, b, runs, mean);
+  }
+  auto units = ctx.units;
+  BcbUnit& u = units.back();
+  double n = u.n + runs;
+  double m = (u.n * u.mean + runs * mean) / n;
+  u.ss += u.n * (u.mean - m) * (u.mean - m) + runs * (mean - m) * (mean - m);
+  u.mean = m;
+  u.n = n;
+  return posterior_entropy(compute_posterior(units, ctx.prior, ctx.priors), ctx.prefix_a, ctx.prefix_b);
+}
+
+bool can_join(const BcbContext& ctx, std::size_t b) {
+  return contains(ctx.problem->settings.installed, b) && !ctx.units.empty() && ctx.units.back().pos == b;
+}
+
+double expected_gain(const BcbContext& ctx, double h0, std::size_t b, int runs, bool joins_last) {
+  static const std::array<double, k_quad> zs = [] {
+    std::array<double, k_quad> z{};
+    for (int j = 0; j < k_quad; ++j) {
+      z[static_cast<std::size_t>(j)] = math::normal_quantile((j + 0.5) / k_quad);
+    }
+    return z;
+  }();
+  const Predictive pred = predictive(ctx, b, runs);
+  double total = pred.weight[0] + pred.weight[1];
+  double eh = 0;
+  for (int x = 0; x < 2; ++x) {
+    double wx = total > 0 ? pred.weight[x] / total : 0.0;
+    if (wx < 1e-9) {
+      continue;
+    }
+    double sd = std::sqrt(pred.var[x]);
+    for (double z : zs) {
+      eh += wx / k_quad * entropy_with(ctx, b, runs, pred.mean[x] + z * sd, joins_last);
+    }
+  }
+  return std::max(0.0, h0 - eh);
+}
+
+// First pickable build at or after the point where the CDF reaches `q`, and the last pickable one before it.
+void add_quantile(const BcbContext& ctx, double q, std::vector<std::size_t>& out) {
+  std::size_t n = ctx.cdf.size();
+  std::size_t i = 0;
+  while (i < n && ctx.cdf[i] < q) {
+    ++i;
+  }
+  for (std::size_t j = std::min(i, n); j-- > 0;) {
+    if (ctx.pickable[j]) {
+      out.push_back(j);
+      break;
+    }
+  }
+  for (std::size_t j = i; j < n; ++j) {
+    if (ctx.pickable[j]) {
+      out.push_back(j);
+      break;
+    }
+  }
+}
+
+std::vector<std::size_t> candidates(const BcbContext& ctx, double q, double band) {
+  std::vector<std::size_t> out;
+  add_quantile(ctx, q, out);
+  if (band >= 0.5) {
+    add_quantile(ctx, q / 2, out);
+    add_quantile(ctx, (1 + q) / 2, out);
+  }
+  for (const auto& u : ctx.units) {
+    double f = ctx.cdf[u.pos];
+    bool uncertain = f > 1e-3 && f < 1 - 1e-3;
+    bool endpoint = u.pos == 0 || u.pos + 1 == ctx.cdf.size();
+    if (ctx.pickable[u.pos] && (std::abs(f - q) <= band || (band >= 0.5 && endpoint)) && (uncertain || endpoint)) {
+      out.push_back(u.pos);
+    }
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+// Quantile targets j/(K+1) not already covered by a commit in flight.
+std::vector<double> open_targets(const BcbContext& ctx, int k) {
+  std::vector<double> targets;
+  for (int j = 1; j <= k; ++j) {
+    targets.push_back(static_cast<double>(j) / (k + 1));
+  }
+  double half = 0.5 / (k + 1);
+  for (std::size_t f : ctx.problem->settings.in_flight) {
+    if (f >= ctx.cdf.size() || targets.empty()) {
+      continue;
+    }
+    auto it = std::min_element(targets.begin(), targets.end(), [&](double a, double b) {
+      return std::abs(a - ctx.cdf[f]) < std::abs(b - ctx.cdf[f]);
+    });
+    if (std::abs(*it - ctx.cdf[f]) <= half || k == 1) {
+      targets.erase(it);
+    }
+  }
+  return targets;
+}
+
+} // namespace
+
+std::vector<Pick> bcb_search_picks(const BcbContext& ctx, std::vector<std::string>& trace) {
+  const auto& s = ctx.problem->settings;
+  const int k = std::max(1, s.idle_machines);
+  const bool builds_left = ctx.data->builds < s.max_builds;
+  const double h0 = posterior_entropy(ctx.post, ctx.prefix_a, ctx.prefix_b);
+  const double band = k == 1 ? 1.0 : 0.5 / (k + 1);
+  std::vector<Pick> picks;
+  for (double q : open_targets(ctx, k)) {
+    double best_score = -1;
+    Pick best{0, 0, false};
+    for (std::size_t b : candidates(ctx, q, band)) {
+      bool taken = std::any_of(picks.begin(), picks.end(), [&](const Pick& p) { return p.commit == b; });
+      if (taken || contains(s.in_flight, b) || (!builds_left && !is_built(ctx, b))) {
+        continue;
+      }
+      for (int runs : {1, std::max(1, s.runs_per_visit)}) {
+        for (bool fresh : {false, true}) {
+          bool join = can_join(ctx, b) && !fresh;
+          if (fresh && !can_join(ctx, b)) {
+            continue; // not booted now: any run starts a new boot anyway
+          }
+          double score = expected_gain(ctx, h0, b, runs, join) / cost_of(ctx, b, runs, fresh);
+          if (k_debug) {
+            char dbg[160];
+            std::snprintf(dbg, sizeof dbg, "  cand %zu runs %d fresh %d join %d gain %.4g cost %.0f", b, runs, fresh ? 1 : 0,
+                          join ? 1 : 0, score * cost_of(ctx, b, runs, fresh), cost_of(ctx, b, runs, fresh));
+            trace.push_back(dbg);
+          }
+          if (score > best_score) {
+            best_score = score;
+            best = {b, runs, false, fresh};
+          }
+        }
+      }
+    }
+    if (best_score >= 0) {
+      picks.push_back(best);
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "bcb: run %d at %zu%s (P(bad)=%.3g, gain %.3g nats/h, target quantile %.2f)",
+                    best.runs, best.commit, best.fresh_boot ? " on a fresh boot" : "", ctx.cdf[best.commit],
+                    best_score * 3600, q);
+      trace.push_back(buf);
+    }
+  }
+  return picks;
+}
+
+} // namespace bisectd::bisect

@@ -1,0 +1,154 @@
+// Gate evaluation and change-point localisation for the detector.
+
+#include "bisect/detect_internal.hpp"
+
+#include "bisect/stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <iterator>
+#include <vector>
+
+namespace bisectd::bisect::detail {
+
+PreparedSeries prepare(const std::vector<SeriesPoint>& series) {
+  PreparedSeries out;
+  out.values.reserve(series.size());
+  out.origin.reserve(series.size());
+  std::vector<double> finite;
+  for (std::size_t i = 0; i < series.size(); ++i) {
+    finite.clear();
+    std::copy_if(series[i].samples.begin(), series[i].samples.end(), std::back_inserter(finite),
+                 [](double v) { return std::isfinite(v); });
+    if (finite.empty()) {
+      continue;
+    }
+    out.values.push_back(median(finite));
+    out.origin.push_back(i);
+  }
+  return out;
+}
+
+Gate evaluate_gate(std::span<const double> y, std::size_t lo, std::size_t pos, std::size_t hi, double sigma,
+                   const DetectOptions& options) {
+  const auto window = static_cast<std::size_t>(std::max(1, options.max_window));
+  const std::size_t left_lo = std::max(lo, pos >= window ? pos - window : 0);
+  const std::size_t right_hi = std::min(hi, pos + window);
+  const std::span<const double> left = y.subspan(left_lo, pos - left_lo);
+  const std::span<const double> right = y.subspan(pos, right_hi - pos);
+  Gate g;
+  g.n_left = left.size();
+  g.n_right = right.size();
+  if (left.empty() || right.empty()) {
+    return g;
+  }
+  g.before = median(left);
+  g.after = median(right);
+  const double diff = g.after - g.before;
+  g.relative_change = g.before != 0.0 ? diff / std::abs(g.before) : 0.0;
+  g.effect = sigma > 0.0 ? std::abs(diff) / sigma : (diff != 0.0 ? INFINITY : 0.0);
+  const RankTestResult rank = mann_whitney_u(left, right);
+  g.p_value = rank.p_value;
+  const auto min_seg = static_cast<std::size_t>(options.min_segment);
+  const bool agrees = (rank.u - static_cast<double>(left.size() * right.size()) / 2.0) * diff > 0.0;
+  g.pass = g.n_left >= min_seg && g.n_right >= min_seg && agrees &&
+           std::abs(g.relative_change) >= options.min_relative_change && g.effect >= options.k_sigma &&
+           g.p_value <= options.max_p_value;
+  return g;
+}
+
+namespace {
+
+// Standardised Pettitt statistic |U_t| / sd(U_t) for every split t in [from, to] of y[lo, hi).
+std::vector<double> rank_split_scores(std::span<const double> y, std::size_t lo, std::size_t hi, std::size_t from,
+                                      std::size_t to) {
+  std::vector<double> out;
+  if (from > to || lo >= hi) {
+    return out;
+  }
+  // U_t = sum_{i < t <= j} sign(y_j - y_i), built incrementally as t advances.
+  long u = 0;
+  for (std::size_t i = lo; i < from; ++i) {
+    for (std::size_t j = from; j < hi; ++j) {
+      u += (y[j] > y[i]) - (y[j] < y[i]);
+    }
+  }
+  // Standardised because raw Pettitt favours the middle of an asymmetric window.
+  for (std::size_t t = from; t <= to && t < hi; ++t) {
+    if (t > from) {
+      // Moving k = t-1 from the right side to the left: U_t = U_{t-1} - sum_{i != k} sign(y_k - y_i).
+      const std::size_t k = t - 1;
+      for (std::size_t i = lo; i < hi; ++i) {
+        u -= (y[k] > y[i]) - (y[k] < y[i]);
+      }
+    }
+    const auto m = static_cast<double>(t - lo), n = static_cast<double>(hi - t);
+    out.push_back(m * n > 0 ? std::abs(static_cast<double>(u)) / std::sqrt(m * n * (m + n + 1.0) / 3.0) : 0.0);
+  }
+  return out;
+}
+
+} // namespace
+
+std::size_t best_rank_split(std::span<const double> y, std::size_t lo, std::size_t hi, std::size_t from,
+                            std::size_t to, std::size_t current) {
+  const std::vector<double> scores = rank_split_scores(y, lo, hi, from, to);
+  if (scores.empty()) {
+    return current;
+  }
+  return from + static_cast<std::size_t>(std::max_element(scores.begin(), scores.end()) - scores.begin());
+}
+
+std::pair<std::size_t, std::size_t> rank_split_range(std::span<const double> y, std::size_t lo, std::size_t hi,
+                                                     std::size_t from, std::size_t to, double drop) {
+  const std::vector<double> scores = rank_split_scores(y, lo, hi, from, to);
+  if (scores.empty()) {
+    return {from, from};
+  }
+  const double best = *std::max_element(scores.begin(), scores.end());
+  std::size_t first = scores.size(), last = 0;
+  for (std::size_t i = 0; i < scores.size(); ++i) {
+    if (scores[i] * scores[i] >= best * best - drop) {
+      first = std::min(first, i);
+      last = i;
+    }
+  }
+  return {from + first, from + last};
+}
+
+} // namespace bisectd::bisect::detail
+
+namespace bisectd::bisect {
+
+namespace {
+
+struct LkpSummary {
+  double min = 0, median = 0, max = 0;
+};
+
+LkpSummary lkp_summary(const std::vector<double>& values) {
+  std::vector<double> s(values);
+  std::sort(s.begin(), s.end());
+  const std::size_t margin = std::min<std::size_t>(s.size() >> 5, 3);
+  const std::size_t first = margin, last = s.size() - 1 - margin;
+  return LkpSummary{s[first], s[first + (last - first + 1) / 2], s[last]};
+}
+
+} // namespace
+
+bool lkp_changed(const std::vector<double>& base, const std::vector<double>& head) {
+  if (base.empty() || head.empty() || (base.size() < 3 && head.size() < 3)) {
+    return false;
+  }
+  const LkpSummary b = lkp_summary(base);
+  const LkpSummary h = lkp_summary(head);
+  const bool separated = (b.min > h.median && b.median > h.max) || (h.min > b.median && h.median > b.max);
+  if (!separated) {
+    return false;
+  }
+  const double hi = std::max(b.median, h.median), lo = std::min(b.median, h.median);
+  return lo > 0.0 && hi / lo > 1.01;
+}
+
+} // namespace bisectd::bisect

@@ -1,0 +1,108 @@
+#include "cli/app.hpp"
+
+#include "cli/exit_codes.hpp"
+
+#include <exception>
+
+namespace bisectd::cli {
+
+void Registry::add(CLI::App* command, Handler handler) {
+  m_commands.emplace_back(command, std::move(handler));
+}
+
+const std::pair<CLI::App*, Handler>* Registry::selected() const {
+  for (const auto& entry : m_commands) {
+    if (entry.first->parsed()) {
+      return &entry;
+    }
+  }
+  return nullptr;
+}
+
+std::string command_path(const CLI::App* command) {
+  std::string path;
+  for (const CLI::App* app = command; app != nullptr && app->get_parent() != nullptr;
+       app = app->get_parent()) {
+    path = path.empty() ? app->get_name() : app->get_name() + " " + path;
+  }
+  return path;
+}
+
+namespace {
+
+// The deepest subcommand the parser entered, for error context ("bisect start: --tree is required").
+const CLI::App* deepest_parsed(const CLI::App* app) {
+  for (const CLI::App* sub : app->get_subcommands()) {
+    if (sub->parsed()) {
+      return deepest_parsed(sub);
+    }
+  }
+  return app;
+}
+
+void add_global_options(CLI::App& app, GlobalOptions& options) {
+  app.fallthrough(); // subcommands inherit this: `bisectctl show 3 --server URL` works too
+  app.require_subcommand(1);
+  app.set_version_flag("--version", BISECTD_VERSION);
+  app.add_option("--server", options.server,
+                 "bisectd URL (default: $BISECTD_URL, else http://127.0.0.1:8765)");
+  app.add_option("--token-file", options.token_file,
+                 "file holding the API token for writes (default: $BISECTD_TOKEN_FILE)");
+}
+
+int parse_failure(const CLI::App& app, const CLI::ParseError& error, Io io) {
+  std::string where = command_path(deepest_parsed(&app));
+  std::string message = where.empty() ? error.what() : where + ": " + error.what();
+  io.err << error_line(Error{ErrorCode::invalid_input, message}) << '\n';
+  return static_cast<int>(ExitCode::usage);
+}
+
+int run_selected(const Registry& registry, Io io) {
+  const auto* command = registry.selected();
+  if (command == nullptr) { // a group without its subcommand is rejected by require_subcommand
+    io.err << error_line(Error{ErrorCode::invalid_input, "no command given"}) << '\n';
+    return static_cast<int>(ExitCode::usage);
+  }
+  Status status = command->second();
+  if (!status) {
+    io.err << error_line(status.error()) << '\n';
+    return static_cast<int>(exit_code_for(status.error()));
+  }
+  return static_cast<int>(ExitCode::ok);
+}
+
+} // namespace
+
+int run_app(const std::vector<std::string>& args, std::span<const Registrar> registrars, Io io) {
+  GlobalOptions options;
+  Context context(io, options);
+  Registry registry;
+  CLI::App app("bisectctl: talk to the bisectd performance-bisection daemon", "bisectctl");
+  add_global_options(app, options);
+  for (Registrar registrar : registrars) {
+    registrar(app, context, registry);
+  }
+  std::vector<const char*> argv;
+  for (const auto& arg : args) {
+    argv.push_back(arg.c_str());
+  }
+  try {
+    app.parse(static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e, io.out, io.err);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e, io.out, io.err);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e, io.out, io.err);
+  } catch (const CLI::ParseError& e) {
+    return parse_failure(app, e, io);
+  }
+  try {
+    return run_selected(registry, io);
+  } catch (const std::exception& e) { // a bug or an unexpected reply shape: still one line, exit 1
+    io.err << error_line(Error{ErrorCode::generic, std::string("unexpected failure: ") + e.what()}) << '\n';
+    return static_cast<int>(ExitCode::failure);
+  }
+}
+
+} // namespace bisectd::cli

@@ -1,0 +1,203 @@
+#include "cli/cmd_info.hpp"
+
+#include "base/strings.hpp"
+#include "cli/format.hpp"
+#include "cli/table.hpp"
+#include "cli/validate.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <set>
+
+namespace bisectd::cli {
+namespace {
+
+// Up to this many distinct metrics become columns of `results`; more switch to one row per metric.
+constexpr std::size_t k_max_metric_columns = 5;
+
+struct InfoOptions {
+  std::string commit;
+  std::string tree;
+  std::string job;
+  bool json = false;
+};
+
+// "queued 1, building 0, ..." in the API's order (`order`), then any keys the daemon added later.
+std::string counts_line(const nlohmann::json& counts, const std::vector<std::string>& order) {
+  if (!counts.is_object()) {
+    return "-";
+  }
+  std::vector<std::string> keys = order;
+  for (const auto& [key, value] : counts.items()) {
+    if (std::find(order.begin(), order.end(), key) == order.end()) {
+      keys.push_back(key);
+    }
+  }
+  std::vector<std::string> parts;
+  for (const auto& key : keys) {
+    if (counts.contains(key)) {
+      parts.push_back(key + " " + field_text(counts, key.c_str()));
+    }
+  }
+  return parts.empty() ? "-" : base::join(parts, ", ");
+}
+
+std::string percent_cell(const nlohmann::json& object, const char* key) {
+  auto value = field_number(object, key);
+  return value ? format_number(std::round(*value * 100.0) / 100.0) + "%" : "-";
+}
+
+std::string metric_value(const nlohmann::json& sample, const std::string& metric) {
+  const auto metrics = sample.value("metrics", nlohmann::json::object());
+  return metrics.is_object() && metrics.contains(metric) ? field_text(metrics, metric.c_str()) : "-";
+}
+
+// Runs a GET and prints either the JSON or the human rendering of the reply.
+Status get_and_print(Context& context, const std::string& path, bool json,
+                     const std::function<std::string(const nlohmann::json&)>& render) {
+  BISECTD_TRY_ASSIGN(nlohmann::json reply, context.reader().get_json(path));
+  if (json) {
+    context.print_json(reply);
+  } else {
+    context.out() << render(reply);
+  }
+  return {};
+}
+
+Status results(Context& context, const InfoOptions& options) {
+  if (options.commit.empty() ||
+      options.commit.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) {
+    return make_error(ErrorCode::invalid_input,
+                      "COMMIT '" + options.commit + "': must be a hex sha (7+ characters)");
+  }
+  if (!options.tree.empty()) {
+    BISECTD_TRY(validate_name(options.tree, "--tree"));
+  }
+  std::string path = "/api/v1/results/" + url_encode(options.commit) + query_string({{"tree", options.tree}});
+  return get_and_print(context, path, options.json, render_results);
+}
+
+Status noise(Context& context, const InfoOptions& options) {
+  BISECTD_TRY(validate_name(options.tree, "--tree"));
+  BISECTD_TRY(validate_name(options.job, "--job"));
+  std::string path = "/api/v1/noise" + query_string({{"tree", options.tree}, {"job", options.job}});
+  return get_and_print(context, path, options.json, render_noise);
+}
+
+std::shared_ptr<InfoOptions> add_json_command(CLI::App& app, const char* name, const char* help,
+                                              CLI::App*& command) {
+  auto options = std::make_shared<InfoOptions>();
+  command = app.add_subcommand(name, help);
+  command->add_flag("--json", options->json, "print the daemon's JSON reply");
+  return options;
+}
+
+} // namespace
+
+std::string render_machines(const nlohmann::json& machines) {
+  Table table({"NAME", "GROUP", "BACKEND", "STATE", "CURRENT", "DESCRIPTION"});
+  for (const auto& m : machines) {
+    table.add_row({field_text(m, "name"), field_text(m, "group"), field_text(m, "backend"),
+                   field_text(m, "state"), field_sha(m, "current"), field_text(m, "description")});
+  }
+  return table.rows() == 0 ? std::string("no machines\n") : table.render();
+}
+
+std::string render_status(const nlohmann::json& status) {
+  std::string out = "bisectd " + field_text(status, "version") + ", up " +
+                    format_seconds(field_int(status, "uptime_s")) + ", data dir " +
+                    field_text(status, "data_dir") + "\n";
+  out += "queue:      " +
+         counts_line(status.value("queue", nlohmann::json()),
+                     {"queued", "building", "running", "done", "failed"}) +
+         "\n";
+  out +=
+    "bisections: " +
+    counts_line(status.value("bisections", nlohmann::json()), {"running", "found", "not_found", "failed"}) +
+    "\n";
+  return out + "\n" + render_machines(status.value("machines", nlohmann::json::array()));
+}
+
+std::string render_results(const nlohmann::json& results) {
+  const auto samples = results.value("samples", nlohmann::json::array());
+  std::set<std::string> names;
+  for (const auto& sample : samples) {
+    const auto metrics = sample.value("metrics", nlohmann::json::object()); // items() must not outlive it
+    for (const auto& [name, value] : metrics.items()) {
+      names.insert(name);
+    }
+  }
+  std::string head =
+    "commit " + field_text(results, "commit") + ": " + std::to_string(samples.size()) + " samples\n";
+  bool wide = names.size() <= k_max_metric_columns;
+  std::vector<std::string> headers = {"JOB", "MACHINE", "BOOT", "RUN", "AT"};
+  if (wide) {
+    headers.insert(headers.end(), names.begin(), names.end());
+  } else {
+    headers.insert(headers.end(), {"METRIC", "VALUE"});
+  }
+  std::vector<Align> align(5, Align::left);
+  align.resize(headers.size(), Align::right);
+  align[3] = Align::right;
+  Table table(headers, align);
+  for (const auto& s : samples) {
+    std::vector<std::string> row = {field_text(s, "job"), field_text(s, "machine"), field_text(s, "boot_id"),
+                                    field_text(s, "run"), field_text(s, "created_at")};
+    if (wide) {
+      for (const auto& name : names) {
+        row.push_back(metric_value(s, name));
+      }
+      table.add_row(row);
+      continue;
+    }
+    for (const auto& name : names) {
+      auto cells = row;
+      cells.insert(cells.end(), {name, metric_value(s, name)});
+      table.add_row(cells);
+    }
+  }
+  return samples.empty() ? head : head + table.render();
+}
+
+std::string render_noise(const nlohmann::json& noise) {
+  Table table({"METRIC", "COMMITS", "RUNS", "RUN_SIGMA", "COMMIT_SIGMA", "HEAVY_TAILED", "BIMODAL",
+               "RUNS_FOR_THRESHOLD"},
+              {Align::left, Align::right, Align::right, Align::right, Align::right, Align::left, Align::left,
+               Align::right});
+  for (const auto& m : noise.value("metrics", nlohmann::json::array())) {
+    table.add_row({field_text(m, "name"), field_text(m, "commits"), field_text(m, "runs"),
+                   percent_cell(m, "run_sigma_pct"), percent_cell(m, "commit_sigma_pct"),
+                   field_text(m, "heavy_tailed"), field_text(m, "bimodal"),
+                   field_text(m, "runs_for_threshold")});
+  }
+  return table.rows() == 0 ? std::string("no metrics with history yet\n") : table.render();
+}
+
+void register_info_commands(CLI::App& app, Context& context, Registry& registry) {
+  CLI::App* command = nullptr;
+  auto status_options = add_json_command(app, "status", "daemon health, queue and machines", command);
+  registry.add(command, [&context, status_options] {
+    return get_and_print(context, "/api/v1/status", status_options->json, render_status);
+  });
+
+  auto machines_options = add_json_command(app, "machines", "list lab machines", command);
+  registry.add(command, [&context, machines_options] {
+    return get_and_print(context, "/api/v1/machines", machines_options->json, [](const nlohmann::json& r) {
+      return render_machines(r.value("machines", nlohmann::json::array()));
+    });
+  });
+
+  auto results_options = add_json_command(app, "results", "stored samples of a commit", command);
+  command->add_option("COMMIT", results_options->commit, "commit sha or prefix (7+ characters)")->required();
+  command->add_option("--tree", results_options->tree, "only this tree");
+  registry.add(command, [&context, results_options] { return results(context, *results_options); });
+
+  auto noise_options = add_json_command(app, "noise", "noise model of a job's metrics", command);
+  command->add_option("--tree", noise_options->tree, "tree name")->required();
+  command->add_option("--job", noise_options->job, "job name")->required();
+  registry.add(command, [&context, noise_options] { return noise(context, *noise_options); });
+}
+
+} // namespace bisectd::cli

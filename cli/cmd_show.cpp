@@ -1,0 +1,185 @@
+#include "cli/cmd_show.hpp"
+
+#include "cli/format.hpp"
+#include "cli/table.hpp"
+#include "cli/validate.hpp"
+
+#include <cstdio>
+#include <ctime>
+#include <memory>
+#include <sstream>
+
+namespace bisectd::cli {
+namespace {
+
+constexpr std::size_t k_recent_events = 10;
+
+struct IdOptions {
+  std::string id;
+  bool json = false;
+};
+
+void line(std::ostringstream& out, const char* label, const std::string& value) {
+  char buffer[16];
+  std::snprintf(buffer, sizeof buffer, "%-12s", label);
+  out << buffer << value << '\n';
+}
+
+std::string culprit_text(const nlohmann::json& b) {
+  if (!b.contains("culprit") || !b["culprit"].is_string()) {
+    return "-";
+  }
+  std::string subject = field_text(b, "culprit_subject");
+  return b["culprit"].get<std::string>() + (subject == "-" ? "" : " " + subject);
+}
+
+std::string shift_text(const nlohmann::json& b) {
+  const nlohmann::json shift = b.value("shift", nlohmann::json());
+  auto estimate = field_number(shift, "estimate");
+  if (!estimate) {
+    return "-";
+  }
+  auto low = field_number(shift, "low");
+  auto high = field_number(shift, "high");
+  std::string text = format_relative(*estimate);
+  if (low && high) {
+    text += " (95% interval " + format_relative(*low) + " .. " + format_relative(*high) + ")";
+  }
+  return text;
+}
+
+void render_header(std::ostringstream& out, const nlohmann::json& b, std::int64_t now) {
+  out << "bisection " << field_text(b, "id") << ": " << field_text(b, "state") << '\n';
+  line(out, "tree", field_text(b, "tree") + " (branch " + field_text(b, "branch") + ")");
+  line(out, "job", field_text(b, "job") + " (metric " + field_text(b, "metric") + ")");
+  line(out, "good", field_text(b, "good"));
+  line(out, "bad", field_text(b, "bad"));
+  line(out, "culprit", culprit_text(b));
+  line(out, "P(culprit)", format_probability(field_number(b, "p_culprit")));
+  const auto& set = b.value("credible_set", nlohmann::json::array());
+  if (set.is_array() && set.size() > 1) {
+    out << "the first bad commit could be any of:\n";
+    for (const auto& sha : set) {
+      out << "  " << (sha.is_string() ? sha.get<std::string>() : sha.dump()) << '\n';
+    }
+  }
+  line(out, "shift", shift_text(b));
+  line(out, "runs", field_text(b, "runs"));
+  line(out, "builds", field_text(b, "builds"));
+  line(out, "origin", field_text(b, "origin"));
+  std::string age = format_age(b, "created_at", now);
+  line(out, "created", field_text(b, "created_at") + (age == "-" ? "" : " (" + age + " ago)"));
+  line(out, "finished", field_text(b, "finished_at"));
+  if (b.contains("error") && b["error"].is_string() && !b["error"].get<std::string>().empty()) {
+    line(out, "error", b["error"].get<std::string>());
+  }
+}
+
+void render_verification(std::ostringstream& out, const nlohmann::json& b) {
+  const auto verification = b.value("verification", nlohmann::json());
+  if (!verification.is_object() || verification.empty()) {
+    return;
+  }
+  out << "\nverification:\n";
+  for (const auto& [check, result] : verification.items()) {
+    std::string text = result.is_string() ? result.get<std::string>() : result.dump();
+    char buffer[32];
+    std::snprintf(buffer, sizeof buffer, "  %-14s", check.c_str());
+    out << buffer << text << '\n';
+  }
+}
+
+void render_events(std::ostringstream& out, const nlohmann::json& b) {
+  const auto events = b.value("events", nlohmann::json::array());
+  if (!events.is_array() || events.empty()) {
+    return;
+  }
+  std::size_t first = events.size() > k_recent_events ? events.size() - k_recent_events : 0;
+  out << "\nrecent events:\n";
+  for (std::size_t i = first; i < events.size(); ++i) {
+    out << "  " << field_text(events[i], "at") << "  " << field_text(events[i], "message") << '\n';
+  }
+}
+
+std::string stddev_text(const nlohmann::json& commit) {
+  auto pct = field_number(commit, "stddev_pct");
+  if (!pct) {
+    return "-";
+  }
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "±%.1f%%", *pct);
+  return buffer;
+}
+
+Status show(Context& context, const IdOptions& options) {
+  BISECTD_TRY_ASSIGN(long long id, parse_id(options.id));
+  std::string path = "/api/v1/bisections/" + std::to_string(id);
+  BISECTD_TRY_ASSIGN(nlohmann::json reply, context.reader().get_json(path));
+  if (options.json) {
+    context.print_json(reply);
+  } else {
+    context.out() << render_bisection(reply, std::time(nullptr));
+  }
+  return {};
+}
+
+Status report(Context& context, const IdOptions& options) {
+  BISECTD_TRY_ASSIGN(long long id, parse_id(options.id));
+  std::string path = "/api/v1/bisections/" + std::to_string(id) + "/report";
+  BISECTD_TRY_ASSIGN(nlohmann::json reply, context.reader().get_json(path));
+  if (options.json) {
+    context.print_json(reply);
+  } else if (reply.contains("text") && reply["text"].is_string()) {
+    context.out() << reply["text"].get<std::string>(); // exactly the mail, byte for byte
+  } else {
+    return make_error(ErrorCode::generic, "bisection " + std::to_string(id) + ": report has no text");
+  }
+  return {};
+}
+
+CLI::App* add_id_command(CLI::App& app, const char* name, const char* help, IdOptions& options) {
+  CLI::App* command = app.add_subcommand(name, help);
+  command->add_option("ID", options.id, "bisection id")->required();
+  command->add_flag("--json", options.json, "print the daemon's JSON reply");
+  return command;
+}
+
+} // namespace
+
+std::string render_tested(const nlohmann::json& tested) {
+  Table table({"#", "COMMIT", "STATUS", "N", "MEAN", "STDDEV", "SUBJECT"},
+              {Align::right, Align::left, Align::left, Align::right, Align::right, Align::right});
+  for (const auto& commit : tested) {
+    auto samples = commit.value("samples", nlohmann::json::array());
+    auto mean = field_number(commit, "mean");
+    table.add_row({field_text(commit, "index"), field_sha(commit, "commit"), field_text(commit, "status"),
+                   std::to_string(samples.is_array() ? samples.size() : 0), mean ? format_number(*mean) : "-",
+                   stddev_text(commit), field_text(commit, "subject")});
+  }
+  return table.render();
+}
+
+std::string render_bisection(const nlohmann::json& bisection, std::int64_t now) {
+  std::ostringstream out;
+  render_header(out, bisection, now);
+  const auto tested = bisection.value("tested", nlohmann::json::array());
+  if (tested.is_array() && !tested.empty()) {
+    out << "\ntested commits:\n" << render_tested(tested);
+  }
+  render_verification(out, bisection);
+  render_events(out, bisection);
+  return out.str();
+}
+
+void register_show_commands(CLI::App& app, Context& context, Registry& registry) {
+  auto show_options = std::make_shared<IdOptions>();
+  CLI::App* show_command = add_id_command(app, "show", "show a bisection in detail", *show_options);
+  registry.add(show_command, [&context, show_options] { return show(context, *show_options); });
+
+  auto report_options = std::make_shared<IdOptions>();
+  CLI::App* report_command =
+    add_id_command(app, "report", "print the report mail of a bisection", *report_options);
+  registry.add(report_command, [&context, report_options] { return report(context, *report_options); });
+}
+
+} // namespace bisectd::cli

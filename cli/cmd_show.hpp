@@ -1,0 +1,22 @@
+#pragma once
+// `bisectctl show ID` (a bisection in detail) and `bisectctl report ID` (its mail).
+
+#include "cli/app.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace bisectd::cli {
+
+// The human view of GET /api/v1/bisections/ID: header fields, shift, tested commits, verification,
+// recent events (`now` in Unix seconds, for ages).
+std::string render_bisection(const nlohmann::json& bisection, std::int64_t now);
+
+// The tested-commits table: #, COMMIT, STATUS, N, MEAN, ±STDDEV, SUBJECT.
+std::string render_tested(const nlohmann::json& tested);
+
+void register_show_commands(CLI::App& app, Context& context, Registry& registry);
+
+} // namespace bisectd::cli

@@ -1,0 +1,34 @@
+#pragma once
+// `bisectctl tree add|list|remove`: register, list and forget watched trees.
+
+#include "base/error.hpp"
+#include "cli/app.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace bisectd::cli {
+
+struct TreeAddOptions {
+  std::string name;
+  std::string url;
+  std::vector<std::string> branches;
+  std::string job_file;
+  std::vector<std::string> notify;
+  std::optional<long> poll_interval_s;
+  bool json = false;
+};
+
+// Validates the arguments (usage errors, exit 2) and builds the POST /api/v1/trees body; reads the
+// job file (errors name it, exit 1).
+Result<nlohmann::json> tree_add_request(const TreeAddOptions& options);
+
+// The `tree list` table: NAME URL BRANCHES JOB POLL NOTIFY HEADS.
+std::string render_trees(const nlohmann::json& reply);
+
+void register_tree_commands(CLI::App& app, Context& context, Registry& registry);
+
+} // namespace bisectd::cli

@@ -1,0 +1,148 @@
+#include "cli/cmd_wait.hpp"
+
+#include "cli/exit_codes.hpp"
+#include "cli/format.hpp"
+#include "cli/interrupt.hpp"
+#include "cli/validate.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <memory>
+#include <optional>
+
+namespace bisectd::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Without a terminal the progress goes to logs: one line this often (and on every state change).
+constexpr std::chrono::seconds k_plain_interval{10};
+
+struct WaitOptions {
+  std::string id;
+  std::optional<double> timeout_s;
+  double interval_s = 2.0;
+  bool json = false;
+};
+
+// Prints progress on stderr: rewritten in place on a terminal, plain lines every ~10 s otherwise.
+class ProgressPrinter {
+public:
+  explicit ProgressPrinter(Context& context) : m_context(context) {}
+
+  // `last`: the final state, printed even when the plain-line interval has not passed.
+  void update(const std::string& text, bool last = false) {
+    auto now = Clock::now();
+    if (m_context.err_is_tty()) {
+      m_context.err() << '\r' << text << "\x1b[K" << std::flush;
+      m_dirty = true;
+    } else if (last || !m_printed || now - m_last_print >= k_plain_interval) {
+      m_context.err() << text << '\n' << std::flush;
+      m_last_print = now;
+      m_printed = true;
+    }
+  }
+
+  // Ends the rewritten line so later output starts on a fresh line.
+  void finish() {
+    if (m_dirty) {
+      m_context.err() << '\n' << std::flush;
+      m_dirty = false;
+    }
+  }
+
+private:
+  Context& m_context;
+  Clock::time_point m_last_print{};
+  bool m_printed = false;
+  bool m_dirty = false;
+};
+
+Status finished(Context& context, const nlohmann::json& bisection, long long id, bool json) {
+  std::string state = field_text(bisection, "state");
+  if (json) {
+    context.print_json(bisection);
+  } else if (state == "found") {
+    std::string subject = field_text(bisection, "culprit_subject");
+    context.out() << "found " << field_text(bisection, "culprit") << (subject == "-" ? "" : " " + subject)
+                  << " (P " << format_probability(field_number(bisection, "p_culprit")) << ")\n";
+  }
+  if (state == "found") {
+    return {};
+  }
+  std::string why = field_text(bisection, "error");
+  return make_error(ErrorCode::generic, "bisection " + std::to_string(id) + " ended " + state +
+                                          (why == "-" || why.empty() ? "" : ": " + why));
+}
+
+Status wait_for(Context& context, const WaitOptions& options) {
+  BISECTD_TRY_ASSIGN(long long id, parse_id(options.id));
+  BISECTD_TRY(validate_seconds(options.interval_s, "--interval"));
+  if (options.timeout_s) {
+    BISECTD_TRY(validate_seconds(*options.timeout_s, "--timeout"));
+  }
+  auto start = Clock::now();
+  auto interval = std::chrono::milliseconds(static_cast<long long>(options.interval_s * 1000));
+  std::string path = "/api/v1/bisections/" + std::to_string(id);
+  ProgressPrinter progress(context);
+  while (true) {
+    auto reply = context.reader().get_json(path);
+    if (!reply) {
+      progress.finish();
+      return std::unexpected(reply.error());
+    }
+    if (field_text(*reply, "state") != "running") {
+      progress.update(progress_line(*reply), true);
+      progress.finish();
+      return finished(context, *reply, id, options.json);
+    }
+    progress.update(progress_line(*reply));
+    auto elapsed = std::chrono::duration<double>(Clock::now() - start).count();
+    if (options.timeout_s && elapsed >= *options.timeout_s) {
+      progress.finish();
+      return make_error(ErrorCode::timeout, "bisection " + std::to_string(id) + ": still running after " +
+                                              format_number(*options.timeout_s) + "s");
+    }
+    auto pause = interval;
+    if (options.timeout_s) { // wake up for the deadline rather than a whole interval after it
+      auto left = std::chrono::milliseconds(static_cast<long long>((*options.timeout_s - elapsed) * 1000));
+      pause = std::min(pause, left);
+    }
+    if (!sleep_unless_interrupted(pause)) {
+      progress.finish();
+      return make_error(ErrorCode::cancelled, "interrupted");
+    }
+  }
+}
+
+} // namespace
+
+std::size_t tested_count(const nlohmann::json& bisection) {
+  std::size_t count = 0;
+  const auto tested = bisection.value("tested", nlohmann::json::array());
+  for (const auto& commit : tested) {
+    std::string status = field_text(commit, "status");
+    // "tested": measured, but not yet placed on either side of a culprit.
+    count += (status == "good" || status == "bad" || status == "skipped" || status == "tested") ? 1 : 0;
+  }
+  return count;
+}
+
+std::string progress_line(const nlohmann::json& bisection) {
+  return "bisection " + field_text(bisection, "id") + ": " + field_text(bisection, "state") + ", " +
+         field_text(bisection, "runs") + " runs, " + field_text(bisection, "builds") + " builds, " +
+         std::to_string(tested_count(bisection)) + " tested, P " +
+         format_probability(field_number(bisection, "p_culprit"));
+}
+
+void register_wait_command(CLI::App& app, Context& context, Registry& registry) {
+  auto options = std::make_shared<WaitOptions>();
+  CLI::App* wait = app.add_subcommand("wait", "wait until a bisection ends (exit 0 when found)");
+  wait->add_option("ID", options->id, "bisection id")->required();
+  wait->add_option("--timeout", options->timeout_s, "give up after this many seconds (exit 1)");
+  wait->add_option("--interval", options->interval_s, "seconds between polls (default 2)");
+  wait->add_flag("--json", options->json, "print the final bisection as JSON");
+  registry.add(wait, [&context, options] { return wait_for(context, *options); });
+}
+
+} // namespace bisectd::cli

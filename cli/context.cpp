@@ -1,0 +1,64 @@
+#include "cli/context.hpp"
+
+#include "base/fs.hpp"
+#include "base/strings.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+
+namespace bisectd::cli {
+
+std::string resolve_server(const std::string& option, const char* env_value) {
+  if (!option.empty()) {
+    return option;
+  }
+  if (env_value != nullptr && env_value[0] != '\0') {
+    return env_value;
+  }
+  return k_default_server;
+}
+
+std::string resolve_token_file(const std::string& option, const char* env_value) {
+  if (!option.empty()) {
+    return option;
+  }
+  return env_value != nullptr ? std::string(env_value) : std::string();
+}
+
+Result<std::string> read_token(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return make_error(ErrorCode::io, "token file " + path + ": is a directory");
+  }
+  auto content = base::read_file(path);
+  if (!content) {
+    return make_error(content.error().code, "token file " + content.error().message); // names the path
+  }
+  std::string token(base::trim(*content));
+  if (token.empty()) {
+    return make_error(ErrorCode::io, "token file " + path + ": is empty");
+  }
+  return token;
+}
+
+std::string Context::server() const { return resolve_server(m_options.server, std::getenv("BISECTD_URL")); }
+
+HttpClient Context::reader(std::chrono::milliseconds timeout) const {
+  return HttpClient(server(), std::nullopt, HttpOptions{timeout});
+}
+
+Result<HttpClient> Context::writer(std::chrono::milliseconds timeout) const {
+  std::string path = resolve_token_file(m_options.token_file, std::getenv("BISECTD_TOKEN_FILE"));
+  std::optional<std::string> token;
+  if (!path.empty()) {
+    BISECTD_TRY_ASSIGN(token, read_token(path));
+  }
+  return HttpClient(server(), std::move(token), HttpOptions{timeout});
+}
+
+void Context::print_json(const nlohmann::json& value) {
+  // `replace`: a commit subject with invalid UTF-8 must not abort the output.
+  m_io.out << value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+}
+
+} // namespace bisectd::cli

@@ -1,0 +1,31 @@
+#pragma once
+// Checks of command-line arguments done before anything is sent: failures are usage errors (exit 2).
+
+#include "base/error.hpp"
+
+#include <string>
+#include <vector>
+
+namespace bisectd::cli {
+
+// A tree or job name: [a-z0-9][a-z0-9._-]* (base::is_valid_name). `what` names the argument.
+Status validate_name(const std::string& name, const std::string& what);
+
+// A tree URL as vcs::validate_url accepts it: no spaces, control or shell metacharacters, no leading
+// '-', no remote-helper syntax.
+Status validate_url(const std::string& url);
+
+// A revision as typed by a user: non-empty, no whitespace or control characters, no leading '-'.
+// Anything else (HEAD~3, v6.1^{commit}) is revision syntax the daemon resolves.
+Status validate_rev(const std::string& rev, const std::string& what);
+
+// A positive number of seconds for --poll-interval, --timeout, --interval.
+Status validate_seconds(double seconds, const std::string& what);
+
+// "--threshold 2%" -> 0.02 (base::parse_percent); must lie in (0, 1).
+Result<double> parse_threshold(const std::string& text);
+
+// A bisection id as typed: digits only, > 0.
+Result<long long> parse_id(const std::string& text);
+
+} // namespace bisectd::cli

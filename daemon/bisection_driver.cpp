@@ -1,0 +1,306 @@
+#include "daemon/bisection_driver.hpp"
+
+#include "base/clock.hpp"
+#include "base/strings.hpp"
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <set>
+
+namespace bisectd::daemon {
+
+namespace {
+
+using nlohmann::json;
+
+bool is_open(const storage::RequestRow& r) { return r.state == "queued" || r.state == "building" || r.state == "running"; }
+
+std::string verdict_state(bisect::Verdict verdict) {
+  return verdict == bisect::Verdict::found ? "found" : "not_found";
+}
+
+json result_json(const storage::BisectionRow& b, const std::vector<std::string>& chain, const bisect::Step& step) {
+  auto result = json::parse(b.result_json, nullptr, false);
+  if (!result.is_object()) {
+    result = json::object();
+  }
+  json set = json::array();
+  for (auto i : step.credible_set) {
+    set.push_back(chain[i]);
+  }
+  result["verdict"] = bisect::to_string(step.verdict);
+  result["credible_set"] = set;
+  result["shift"] = {{"estimate", step.shift}, {"low", step.shift_low}, {"high", step.shift_high}};
+  result["p_no_change"] = step.p_no_change;
+  result["chain_length"] = chain.size();
+  std::vector<std::string> tail(step.trace.end() - std::min<std::ptrdiff_t>(8, std::ssize(step.trace)),
+                                step.trace.end());
+  result["trace"] = tail;
+  return result;
+}
+
+} // namespace
+
+Result<std::int64_t> BisectionDriver::start(const std::string& tree, const std::string& branch,
+                                            const std::string& good, const std::string& bad,
+                                            const std::string& job_name, const std::string& origin) {
+  BISECTD_TRY_ASSIGN(auto job, m_context.jobs->get(job_name));
+  storage::BisectionRow b;
+  b.tree = tree;
+  b.branch = branch;
+  b.job = job_name;
+  b.metric = job->metrics.primary;
+  b.origin = origin;
+  BISECTD_TRY(m_context.trees->with_repo(tree, [&](vcs::Repository& repo) -> Status {
+    auto good_sha = repo.resolve(good);
+    if (!good_sha) {
+      return make_error(ErrorCode::invalid_input, "good: unknown revision '" + good + "' in tree " + tree);
+    }
+    auto bad_sha = repo.resolve(bad);
+    if (!bad_sha) {
+      return make_error(ErrorCode::invalid_input, "bad: unknown revision '" + bad + "' in tree " + tree);
+    }
+    if (*good_sha == *bad_sha) {
+      return make_error(ErrorCode::invalid_input, "good and bad are the same commit " + base::short_sha(*good_sha));
+    }
+    BISECTD_TRY_ASSIGN(bool ancestor, repo.is_ancestor(*good_sha, *bad_sha));
+    if (!ancestor) {
+      return make_error(ErrorCode::invalid_input,
+                        "good " + base::short_sha(*good_sha) + " is not an ancestor of bad " + base::short_sha(*bad_sha));
+    }
+    b.good = b.range_good = *good_sha;
+    b.bad = b.range_bad = *bad_sha;
+    return {};
+  }));
+  BISECTD_TRY_ASSIGN(auto id, m_context.store->add_bisection(b));
+  (void)m_context.store->add_event(id, "started (" + origin + "): good " + base::short_sha(b.good) + ", bad " +
+                                         base::short_sha(b.bad) + ", metric " + b.metric);
+  spdlog::info("bisection {} started on {}: {}..{}", id, tree, base::short_sha(b.good), base::short_sha(b.bad));
+  if (m_context.wake) {
+    m_context.wake();
+  }
+  return id;
+}
+
+void BisectionDriver::advance_all() {
+  auto running = m_context.store->bisections("", "running");
+  if (!running) {
+    spdlog::error("bisections: {}", running.error().message);
+    return;
+  }
+  for (auto& b : *running) {
+    if (auto status = advance(b); !status) {
+      spdlog::error("bisection {}: {}", b.id, status.error().message);
+    }
+  }
+}
+
+Result<std::vector<std::string>> BisectionDriver::chain(const storage::BisectionRow& b) {
+  auto key = b.range_good + ".." + b.range_bad;
+  auto found = m_chains.find(b.id);
+  if (found != m_chains.end() && found->second.first == key) {
+    return found->second.second;
+  }
+  std::vector<std::string> chain;
+  BISECTD_TRY(m_context.trees->with_repo(b.tree, [&](vcs::Repository& repo) -> Status {
+    BISECTD_TRY_ASSIGN(chain, repo.first_parent_chain(b.range_good, b.range_bad));
+    return {};
+  }));
+  m_chains[b.id] = {key, chain};
+  return chain;
+}
+
+int BisectionDriver::machines_in(const std::string& group) const {
+  int n = 0;
+  for (const auto& slot : m_context.machines) {
+    n += slot.machine->spec().group == group ? 1 : 0;
+  }
+  return n;
+}
+
+Result<bisect::Problem> BisectionDriver::problem_for(const storage::BisectionRow& b, const Job& job,
+                                                     const std::vector<std::string>& chain) {
+  bisect::Problem problem;
+  std::map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < chain.size(); ++i) {
+    index[chain[i]] = i;
+    bisect::Candidate candidate{chain[i]};
+    BISECTD_TRY_ASSIGN(auto flags, m_context.store->flags(job.name, chain[i]));
+    candidate.skipped = flags["unbuildable"] > 0 || flags["unbootable"] >= 2 || flags["unrunnable"] > 0;
+    problem.chain.push_back(candidate);
+  }
+  BISECTD_TRY_ASSIGN(auto samples, m_context.store->samples(job.name, chain));
+  std::set<std::size_t> built;
+  for (const auto& s : samples) {
+    if (auto value = metric_value(s, b.metric)) {
+      problem.samples.push_back({index[s.commit], *value, s.boot_id, s.id, s.verification});
+      built.insert(index[s.commit]);
+    }
+  }
+  BISECTD_TRY_ASSIGN(auto requests, m_context.store->requests_for_bisection(b.id));
+  int open = 0;
+  for (const auto& r : requests) {
+    if (is_open(r) && index.contains(r.commit)) {
+      problem.settings.in_flight.push_back(index[r.commit]);
+      ++open;
+    }
+  }
+  auto& s = problem.settings;
+  s.method = job.bisect.method;
+  s.direction = job.metrics.direction;
+  s.threshold = job.metrics.threshold;
+  s.delta = job.bisect.delta;
+  s.noise = job.bisect.noise;
+  s.runs_per_visit = job.runs;
+  s.max_runs = job.bisect.max_runs;
+  s.max_builds = job.bisect.max_builds;
+  s.idle_machines = std::max(0, machines_in(job.machine_group) - open);
+  s.built.assign(built.begin(), built.end());
+  s.verification_pairs = job.verify.confirm ? job.verify.pairs : 0;
+  return problem;
+}
+
+Status BisectionDriver::advance(storage::BisectionRow b) {
+  BISECTD_TRY_ASSIGN(auto job, m_context.jobs->get(b.job));
+  auto chain_or = chain(b);
+  if (!chain_or) {
+    return fail(b, chain_or.error().message);
+  }
+  const auto& chain = *chain_or;
+  BISECTD_TRY_ASSIGN(auto problem, problem_for(b, *job, chain));
+  if (problem.chain.front().skipped || problem.chain.back().skipped) {
+    return fail(b, "an endpoint (good or bad) cannot be built or run; see `bisectctl results`");
+  }
+  auto step = bisect::next_step(problem);
+  b.runs = step.runs_used;
+  b.builds = step.builds_used;
+  b.p_culprit = step.p_culprit;
+  b.result_json = result_json(b, chain, step).dump();
+  if (step.verdict == bisect::Verdict::need_runs) {
+    BISECTD_TRY(m_context.store->update_bisection(b));
+    return enqueue_picks(b, *job, chain, step);
+  }
+  if (!problem.settings.in_flight.empty()) {
+    BISECTD_TRY(m_context.store->update_bisection(b));
+    return {}; // let the runs in flight land first: they may still change the answer
+  }
+  return finish(b, *job, chain, step);
+}
+
+Status BisectionDriver::enqueue_picks(const storage::BisectionRow& b, const Job& job,
+                                      const std::vector<std::string>& chain, const bisect::Step& step) {
+  std::set<std::size_t> in_flight;
+  BISECTD_TRY_ASSIGN(auto requests, m_context.store->requests_for_bisection(b.id));
+  for (const auto& r : requests) {
+    if (is_open(r)) {
+      for (std::size_t i = 0; i < chain.size(); ++i) {
+        if (chain[i] == r.commit) {
+          in_flight.insert(i);
+        }
+      }
+    }
+  }
+  for (const auto& pick : step.picks) {
+    if (in_flight.contains(pick.commit) || pick.runs <= 0) {
+      continue;
+    }
+    storage::RequestRow r;
+    r.tree = b.tree;
+    r.job = b.job;
+    r.commit = chain[pick.commit];
+    r.purpose = pick.verification ? "verify" : "bisect";
+    r.bisection_id = b.id;
+    r.machine_group = job.machine_group;
+    r.runs = pick.runs;
+    BISECTD_TRY(m_context.store->enqueue(r));
+    (void)m_context.store->add_event(b.id, std::string(pick.verification ? "verify " : "test ") +
+                                             base::short_sha(r.commit) + " x" + std::to_string(pick.runs) +
+                                             " (P(culprit) " + std::to_string(step.p_culprit).substr(0, 5) + ")");
+  }
+  return {};
+}
+
+Result<bool> BisectionDriver::recurse_into_merge(storage::BisectionRow& b, const std::string& culprit) {
+  bool moved = false;
+  BISECTD_TRY(m_context.trees->with_repo(b.tree, [&](vcs::Repository& repo) -> Status {
+    BISECTD_TRY_ASSIGN(auto info, repo.commit(culprit));
+    if (info.parents.size() < 2) {
+      return {};
+    }
+    BISECTD_TRY_ASSIGN(auto base, repo.merge_base(info.parents[0], info.parents[1]));
+    if (base == info.parents[1]) {
+      return {};
+    }
+    auto result = json::parse(b.result_json, nullptr, false);
+    result["merge"] = culprit;
+    b.result_json = result.dump();
+    b.range_good = base;
+    b.range_bad = info.parents[1];
+    moved = true;
+    return {};
+  }));
+  if (moved) {
+    BISECTD_TRY(m_context.store->update_bisection(b));
+    (void)m_context.store->add_event(b.id, "culprit " + base::short_sha(culprit) +
+                                             " is a merge: searching the merged branch " + base::short_sha(b.range_good) +
+                                             ".." + base::short_sha(b.range_bad));
+  }
+  return moved;
+}
+
+Status BisectionDriver::finish(storage::BisectionRow& b, const Job& job, const std::vector<std::string>& chain,
+                               const bisect::Step& step) {
+  auto result = json::parse(b.result_json, nullptr, false);
+  std::string merge = result.contains("merge") ? result["merge"].get<std::string>() : "";
+  if (step.verdict == bisect::Verdict::found && step.culprit) {
+    BISECTD_TRY_ASSIGN(bool moved, recurse_into_merge(b, chain[*step.culprit]));
+    if (moved) {
+      return {};
+    }
+  }
+  Conclusion c;
+  c.chain = chain;
+  c.culprit = step.culprit.value_or(chain.size() - 1);
+  c.culprit_sha = chain[c.culprit];
+  c.p_culprit = step.p_culprit;
+  c.credible_set = step.credible_set;
+  c.confident = step.verdict == bisect::Verdict::found;
+  c.runs = step.runs_used;
+  c.builds = step.builds_used;
+  if (!merge.empty() && step.verdict == bisect::Verdict::no_change) {
+    c.culprit_sha = merge; // the merged branch alone does not regress: the merge itself is the culprit
+    c.confident = true;
+    b.state = "found";
+  } else {
+    b.state = verdict_state(step.verdict);
+  }
+  b.culprit = b.state == "found" ? c.culprit_sha : "";
+  b.finished_at = base::unix_now();
+  std::optional<storage::ReportRow> report;
+  if (step.verdict != bisect::Verdict::no_change || !merge.empty()) {
+    BISECTD_TRY_ASSIGN(auto tree, m_context.store->tree(b.tree));
+    if (tree) {
+      BISECTD_TRY_ASSIGN(report, compose_report(m_context, b, job, *tree, c));
+    }
+  }
+  BISECTD_TRY(m_context.store->finish_bisection(b, report));
+  (void)m_context.store->add_event(b.id, "finished: " + b.state +
+                                           (b.culprit.empty() ? "" : " culprit " + base::short_sha(b.culprit)) +
+                                           " P=" + std::to_string(b.p_culprit).substr(0, 6));
+  spdlog::info("bisection {} {}: {} (P={:.4f}, {} runs, {} builds)", b.id, b.state,
+               b.culprit.empty() ? "-" : base::short_sha(b.culprit), b.p_culprit, b.runs, b.builds);
+  return {};
+}
+
+Status BisectionDriver::fail(storage::BisectionRow& b, const std::string& why) {
+  b.state = "failed";
+  b.error = why;
+  b.finished_at = base::unix_now();
+  BISECTD_TRY(m_context.store->update_bisection(b));
+  (void)m_context.store->add_event(b.id, "failed: " + why);
+  spdlog::warn("bisection {} failed: {}", b.id, why);
+  return {};
+}
+
+} // namespace bisectd::daemon

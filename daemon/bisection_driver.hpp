@@ -1,0 +1,45 @@
+#pragma once
+// Drives bisections: every tick, each running bisection's next step is recomputed from the stored samples by
+// the pure engine (bisect/), and its picks become queued test requests. A restart therefore loses nothing.
+
+#include "daemon/context.hpp"
+#include "daemon/reporter.hpp"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace bisectd::daemon {
+
+class BisectionDriver {
+public:
+  explicit BisectionDriver(Context& context) : m_context(context) {}
+
+  // Validates the refs and opens a bisection; returns its id. Errors name the bad ref or tree.
+  Result<std::int64_t> start(const std::string& tree, const std::string& branch, const std::string& good,
+                             const std::string& bad, const std::string& job_name, const std::string& origin);
+
+  // Advances every running bisection (io thread).
+  void advance_all();
+
+  // The searched chain of a bisection (cached; recomputed from git when the range changes).
+  Result<std::vector<std::string>> chain(const storage::BisectionRow& b);
+
+private:
+  Status advance(storage::BisectionRow b);
+  Result<bisect::Problem> problem_for(const storage::BisectionRow& b, const Job& job,
+                                      const std::vector<std::string>& chain);
+  Status enqueue_picks(const storage::BisectionRow& b, const Job& job, const std::vector<std::string>& chain,
+                       const bisect::Step& step);
+  // True when the culprit is a merge and the search moved into the merged branch.
+  Result<bool> recurse_into_merge(storage::BisectionRow& b, const std::string& culprit);
+  Status finish(storage::BisectionRow& b, const Job& job, const std::vector<std::string>& chain,
+                const bisect::Step& step);
+  Status fail(storage::BisectionRow& b, const std::string& why);
+  int machines_in(const std::string& group) const;
+
+  Context& m_context;
+  std::map<std::int64_t, std::pair<std::string, std::vector<std::string>>> m_chains; // id -> (range key, chain)
+};
+
+} // namespace bisectd::daemon

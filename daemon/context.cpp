@@ -1,0 +1,34 @@
+#include "daemon/context.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace bisectd::daemon {
+
+Result<std::shared_ptr<const Job>> JobCache::get(const std::string& name) {
+  BISECTD_TRY_ASSIGN(auto row, m_store.job(name));
+  if (!row) {
+    return make_error(ErrorCode::not_found, "job '" + name + "' not found");
+  }
+  std::lock_guard lock(m_mutex);
+  auto& slot = m_jobs[name];
+  if (slot.second && slot.first == row->yaml) {
+    return slot.second;
+  }
+  BISECTD_TRY_ASSIGN(auto job, parse_job(row->yaml, row->path, m_configs_dir));
+  slot = {row->yaml, std::make_shared<const Job>(std::move(job))};
+  return slot.second;
+}
+
+std::optional<double> metric_value(const storage::SampleRow& sample, const std::string& metric) {
+  auto metrics = nlohmann::json::parse(sample.metrics_json, nullptr, false);
+  if (metrics.is_discarded() || !metrics.contains(metric) || !metrics[metric].is_number()) {
+    return std::nullopt;
+  }
+  double value = metrics[metric].get<double>();
+  if (!(value > 0)) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+} // namespace bisectd::daemon

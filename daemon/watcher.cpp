@@ -1,0 +1,243 @@
+#include "daemon/watcher.hpp"
+
+#include "base/strings.hpp"
+#include "bisect/detect.hpp"
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+namespace bisectd::daemon {
+
+namespace {
+
+constexpr double k_inconclusive_p = 0.2;       // above this the data show no shift: reject at once
+constexpr std::size_t k_max_confirm_runs = 40; // per side; past this an unconfirmed shift is rejected
+
+std::vector<std::string> branches_of(const storage::TreeRow& tree) {
+  auto parsed = nlohmann::json::parse(tree.branches_json, nullptr, false);
+  std::vector<std::string> out;
+  if (parsed.is_array()) {
+    for (const auto& b : parsed) {
+      out.push_back(b.get<std::string>());
+    }
+  }
+  return out;
+}
+
+std::string percent(double fraction) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%+.1f%%", fraction * 100.0);
+  return buffer;
+}
+
+} // namespace
+
+std::vector<storage::TreeRow> Watcher::due_trees(std::int64_t now) {
+  std::vector<storage::TreeRow> due;
+  auto trees = m_context.store->trees();
+  if (!trees) {
+    return due;
+  }
+  for (const auto& tree : *trees) {
+    auto& last = m_last_poll[tree.name];
+    auto interval = tree.poll_interval_s > 0 ? tree.poll_interval_s : m_context.config.poll_interval.count();
+    if (last == 0 || now - last >= interval) {
+      last = now;
+      due.push_back(tree);
+    }
+  }
+  return due;
+}
+
+void Watcher::on_heads(const storage::TreeRow& tree, const std::map<std::string, std::string>& heads) {
+  for (const auto& branch : branches_of(tree)) {
+    auto head = heads.find(branch);
+    if (head == heads.end()) {
+      spdlog::warn("tree {}: branch '{}' not found", tree.name, branch);
+      continue;
+    }
+    auto row = m_context.store->head(tree.name, branch);
+    if (row && *row && (*row)->seen == head->second) {
+      continue;
+    }
+    spdlog::info("tree {}: {} is now {}", tree.name, branch, base::short_sha(head->second));
+    (void)m_context.store->set_head_seen(tree.name, branch, head->second);
+  }
+}
+
+void Watcher::advance() {
+  auto trees = m_context.store->trees();
+  if (!trees) {
+    return;
+  }
+  for (const auto& tree : *trees) {
+    auto job = m_context.jobs->get(tree.job);
+    if (!job) {
+      continue;
+    }
+    for (const auto& branch : branches_of(tree)) {
+      if (auto status = advance_branch(tree, branch, **job); !status) {
+        spdlog::error("watch {}:{}: {}", tree.name, branch, status.error().message);
+      }
+    }
+  }
+  auto confirming = m_context.store->detections_in_state("confirming");
+  for (const auto& detection : confirming.value_or(std::vector<storage::DetectionRow>{})) {
+    if (auto status = advance_detection(detection); !status) {
+      spdlog::error("detection {}: {}", detection.id, status.error().message);
+    }
+  }
+}
+
+Status Watcher::enqueue_watch(const storage::TreeRow& tree, const Job& job, const std::string& commit) {
+  storage::RequestRow r;
+  r.tree = tree.name;
+  r.job = job.name;
+  r.commit = commit;
+  r.purpose = "watch";
+  r.machine_group = job.machine_group;
+  r.runs = job.runs;
+  BISECTD_TRY(m_context.store->enqueue(r));
+  spdlog::info("watch {}: measuring head {}", tree.name, base::short_sha(commit));
+  return {};
+}
+
+Status Watcher::advance_branch(const storage::TreeRow& tree, const std::string& branch, const Job& job) {
+  BISECTD_TRY_ASSIGN(auto head, m_context.store->head(tree.name, branch));
+  if (!head || head->seen.empty() || head->seen == head->tested) {
+    return {};
+  }
+  BISECTD_TRY_ASSIGN(auto open, m_context.store->open_requests_for(job.name, head->seen));
+  if (open > 0) {
+    return {}; // still being measured
+  }
+  BISECTD_TRY_ASSIGN(auto flags, m_context.store->flags(job.name, head->seen));
+  if (flags["unbuildable"] > 0 || flags["unrunnable"] > 0 || flags["unbootable"] >= 2) {
+    return {}; // a broken head cannot be compared; wait for the next one
+  }
+  BISECTD_TRY_ASSIGN(auto samples, m_context.store->samples(job.name, {head->seen}));
+  if (samples.empty()) {
+    return enqueue_watch(tree, job, head->seen);
+  }
+  if (head->tested.empty()) {
+    spdlog::info("watch {}:{}: baseline {}", tree.name, branch, base::short_sha(head->seen));
+    return m_context.store->set_head_tested(tree.name, branch, head->seen);
+  }
+  return compare_heads(tree, branch, job, *head);
+}
+
+Status Watcher::compare_heads(const storage::TreeRow& tree, const std::string& branch, const Job& job,
+                              const storage::HeadRow& head) {
+  BISECTD_TRY_ASSIGN(auto existing, m_context.store->detection(tree.name, job.name, head.tested, head.seen));
+  if (existing) {
+    return {}; // being confirmed, or decided already
+  }
+  BISECTD_TRY_ASSIGN(auto before, values(job, {}, head.tested));
+  BISECTD_TRY_ASSIGN(auto after, values(job, {}, head.seen));
+  auto test = bisect::confirm_shift(before, after, job.metrics.threshold);
+  bool apparent = std::abs(test.relative_change) >= job.metrics.threshold && (test.lkp_changed || test.confirmed);
+  if (!apparent) {
+    spdlog::info("watch {}:{}: {} vs {}: {} (within noise), new baseline", tree.name, branch,
+                 base::short_sha(head.seen), base::short_sha(head.tested), percent(test.relative_change));
+    return m_context.store->set_head_tested(tree.name, branch, head.seen);
+  }
+  return start_confirmation(tree, branch, job, head, test.relative_change, test.p_value);
+}
+
+Status Watcher::start_confirmation(const storage::TreeRow& tree, const std::string& branch, const Job& job,
+                                   const storage::HeadRow& head, double change, double p_value) {
+  storage::DetectionRow d{0, tree.name, branch, job.name, head.tested, head.seen, job.metrics.primary,
+                          "confirming", change, p_value, 0, 0};
+  BISECTD_TRY_ASSIGN(d.id, m_context.store->add_detection(d));
+  int per_side = std::max(m_context.config.confirm_runs, 5);
+  BISECTD_TRY_ASSIGN(int runs, enqueue_confirmation(d, job, per_side));
+  spdlog::info("watch {}:{}: {} vs {}: {} — confirming with {} interleaved runs per side", tree.name, branch,
+               base::short_sha(head.seen), base::short_sha(head.tested), percent(change), runs);
+  return {};
+}
+
+Result<int> Watcher::enqueue_confirmation(const storage::DetectionRow& d, const Job& job, int per_side) {
+  // Interleaved on one machine, so lab drift hits both sides alike.
+  std::string pin;
+  for (const auto& slot : m_context.machines) {
+    if (slot.machine->spec().group == job.machine_group) {
+      pin = slot.machine->spec().name;
+      break;
+    }
+  }
+  int visits = (per_side + job.runs - 1) / job.runs;
+  for (int i = 0; i < visits; ++i) {
+    for (const auto& commit : {d.good, d.bad}) {
+      storage::RequestRow r;
+      r.tree = d.tree;
+      r.job = job.name;
+      r.commit = commit;
+      r.purpose = "confirm";
+      r.detection_id = d.id;
+      r.machine_group = job.machine_group;
+      r.pin_machine = pin;
+      r.runs = job.runs;
+      BISECTD_TRY(m_context.store->enqueue(r));
+    }
+  }
+  return visits * job.runs;
+}
+
+Result<std::vector<double>> Watcher::values(const Job& job, const std::vector<std::int64_t>& requests,
+                                            const std::string& commit) {
+  std::vector<storage::SampleRow> samples;
+  if (requests.empty()) {
+    BISECTD_TRY_ASSIGN(samples, m_context.store->samples(job.name, {commit}));
+  } else {
+    for (auto id : requests) {
+      BISECTD_TRY_ASSIGN(auto rows, m_context.store->samples_of_request(id));
+      samples.insert(samples.end(), rows.begin(), rows.end());
+    }
+  }
+  std::vector<double> out;
+  for (const auto& s : samples) {
+    if (auto v = metric_value(s, job.metrics.primary)) {
+      out.push_back(*v);
+    }
+  }
+  return out;
+}
+
+Status Watcher::advance_detection(const storage::DetectionRow& d) {
+  BISECTD_TRY_ASSIGN(auto requests, m_context.store->requests_for_detection(d.id));
+  std::vector<std::int64_t> good_ids, bad_ids;
+  for (const auto& r : requests) {
+    if (r.state == "queued" || r.state == "building" || r.state == "running") {
+      return {};
+    }
+    (r.commit == d.good ? good_ids : bad_ids).push_back(r.id);
+  }
+  BISECTD_TRY_ASSIGN(auto job, m_context.jobs->get(d.job));
+  BISECTD_TRY_ASSIGN(auto before, values(*job, good_ids, d.good));
+  BISECTD_TRY_ASSIGN(auto after, values(*job, bad_ids, d.bad));
+  auto test = bisect::confirm_shift(before, after, job->metrics.threshold);
+  // Inconclusive (the shift is there in size but the noise hides it): measure more, up to a cap, like
+  // Pinpoint's doubling of attempts.
+  bool inconclusive = !test.confirmed && std::abs(test.relative_change) >= job->metrics.threshold &&
+                      test.p_value < k_inconclusive_p;
+  if (inconclusive && before.size() < k_max_confirm_runs) {
+    BISECTD_TRY_ASSIGN(int runs, enqueue_confirmation(d, *job, static_cast<int>(before.size())));
+    spdlog::info("detection {}: {} with p={:.3g} after {} runs per side: inconclusive, {} more each", d.id,
+                 percent(test.relative_change), test.p_value, before.size(), runs);
+    return {};
+  }
+  if (!test.confirmed) {
+    spdlog::info("detection {}: {}..{} not confirmed ({}, p={:.3g}): no bisection", d.id, base::short_sha(d.good),
+                 base::short_sha(d.bad), percent(test.relative_change), test.p_value);
+    BISECTD_TRY(m_context.store->set_detection_state(d.id, "rejected", 0));
+  } else {
+    spdlog::info("detection {}: {}..{} confirmed ({}, p={:.3g}): bisecting", d.id, base::short_sha(d.good),
+                 base::short_sha(d.bad), percent(test.relative_change), test.p_value);
+    BISECTD_TRY_ASSIGN(auto id, m_bisections.start(d.tree, d.branch, d.good, d.bad, d.job, "detect"));
+    BISECTD_TRY(m_context.store->set_detection_state(d.id, "confirmed", id));
+  }
+  // The measured head becomes the baseline only once the decision is stored.
+  return m_context.store->set_head_tested(d.tree, d.branch, d.bad);
+}
+
+} // namespace bisectd::daemon

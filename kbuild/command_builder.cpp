@@ -1,0 +1,168 @@
+#include "kbuild/command_builder.hpp"
+
+#include "base/fs.hpp"
+#include "base/process.hpp"
+#include "base/strings.hpp"
+
+#include <fstream>
+#include <spdlog/spdlog.h>
+
+namespace bisectd::kbuild {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::size_t k_message_limit = 300;
+constexpr std::streamoff k_tail_bytes = 4096;
+
+Status check_recipe(const Recipe& recipe) {
+  if (recipe.kind != RecipeKind::command) {
+    return make_error(ErrorCode::invalid_config, "build.recipe: the command builder needs recipe 'command'");
+  }
+  if (recipe.command.empty()) {
+    return make_error(ErrorCode::invalid_config, "build.command: empty");
+  }
+  for (const auto& artifact : recipe.artifacts) {
+    fs::path path(artifact);
+    bool escapes = path.empty() || path.is_absolute() || path.lexically_normal().begin()->string() == "..";
+    if (escapes) {
+      return make_error(ErrorCode::invalid_config,
+                        "build.artifacts: '" + artifact + "' must be a relative path inside the worktree");
+    }
+  }
+  return {};
+}
+
+// The last non-empty line of the log (from its tail only: logs can be large), shortened.
+std::string last_log_line(const fs::path& log) {
+  std::ifstream in(log, std::ios::binary);
+  in.seekg(0, std::ios::end);
+  auto size = static_cast<std::streamoff>(in.tellg());
+  in.seekg(size > k_tail_bytes ? size - k_tail_bytes : 0);
+  std::string tail((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  auto lines = base::split_lines(tail);
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+    auto line = base::trim(*it);
+    if (!line.empty()) {
+      return std::string(line.substr(0, k_message_limit));
+    }
+  }
+  return "";
+}
+
+// A relative argv[0] with a slash (./build.sh) means a file in the worktree, not in PATH.
+base::Command make_command(const BuildRequest& request, const fs::path& log) {
+  base::Command cmd;
+  cmd.argv = request.recipe.command;
+  if (cmd.argv[0].find('/') != std::string::npos && fs::path(cmd.argv[0]).is_relative()) {
+    cmd.argv[0] = (request.worktree / cmd.argv[0]).lexically_normal().string();
+  }
+  cmd.env = request.recipe.env;
+  cmd.cwd = request.worktree;
+  cmd.timeout = request.recipe.timeout;
+  cmd.stdout_path = log;
+  cmd.stderr_to_stdout = true;
+  cmd.append = true; // after the header line
+  cmd.cancel = request.cancel;
+  return cmd;
+}
+
+// Runs the build command; sets outcome and message unless it exited 0.
+Status run_command(const BuildRequest& request, BuildResult& result) {
+  auto header = "# bisectd build of " + request.commit + ": " + base::describe_argv(request.recipe.command) +
+                " (in " + request.worktree.string() + ")\n";
+  BISECTD_TRY(base::write_file_atomic(result.log_path, header));
+  auto cmd = make_command(request, result.log_path);
+  spdlog::debug("build {}: running {} in {}", base::short_sha(request.commit), base::describe_argv(cmd.argv),
+                request.worktree.string());
+  auto status = base::run(cmd);
+  if (!status) {
+    result.outcome = BuildOutcome::infra;
+    result.message = status.error().code == ErrorCode::cancelled ? "build cancelled" : status.error().message;
+    return {};
+  }
+  result.seconds = std::chrono::duration<double>(status->duration).count();
+  spdlog::debug("build {}: {} after {:.1f}s", base::short_sha(request.commit), status->describe(), result.seconds);
+  if (status->timed_out || status->signal != 0) {
+    result.outcome = BuildOutcome::infra;
+    result.message = "build " + status->describe();
+  } else if (status->code != 0) {
+    result.outcome = BuildOutcome::failed;
+    auto last = last_log_line(result.log_path);
+    result.message = last.empty() || base::starts_with(last, "# bisectd build of") ? "build " + status->describe()
+                                                                                   : last;
+  }
+  return {};
+}
+
+// Copies one artifact (file or directory) from the worktree into `into`, keeping its relative path.
+Status copy_artifact(const fs::path& worktree, const std::string& artifact, const fs::path& into,
+                     BuildResult& result) {
+  auto from = worktree / artifact;
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(from, ec))) {
+    result.outcome = BuildOutcome::failed;
+    result.message = "artifact '" + artifact + "' missing after the build";
+    return {};
+  }
+  auto to = into / fs::path(artifact).lexically_normal();
+  BISECTD_TRY(base::make_dirs(to.parent_path()));
+  fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::copy_symlinks, ec);
+  if (ec) {
+    result.outcome = BuildOutcome::infra;
+    result.message = "artifact '" + artifact + "': copy to " + to.string() + ": " + ec.message();
+  }
+  return {};
+}
+
+// Copies every declared artifact; the first missing or uncopyable one decides the outcome.
+Status collect_artifacts(const BuildRequest& request, const fs::path& dir, BuildResult& result) {
+  auto into = dir / "artifacts";
+  BISECTD_TRY(base::make_dirs(into));
+  for (const auto& artifact : request.recipe.artifacts) {
+    BISECTD_TRY(copy_artifact(request.worktree, artifact, into, result));
+    if (result.outcome != BuildOutcome::ok) {
+      std::error_code ec;
+      fs::remove_all(into, ec);
+      return {};
+    }
+  }
+  result.artifact_dir = into;
+  return {};
+}
+
+} // namespace
+
+CommandBuilder::CommandBuilder(BuildStore& store) : m_store(store) {}
+
+Result<BuildResult> CommandBuilder::build(const BuildRequest& request) {
+  BISECTD_TRY(check_recipe(request.recipe));
+  BISECTD_TRY_ASSIGN(auto recipe_hash, request.recipe.hash());
+  if (auto stored = m_store.lookup(request.commit, recipe_hash)) {
+    stored->reused = true;
+    stored->seconds = 0;
+    return *stored;
+  }
+  // Each step below says why it may stop: an infra or failed outcome ends the build early.
+  BISECTD_TRY_ASSIGN(auto dir, m_store.prepare(request.commit, recipe_hash));
+  BuildResult result;
+  result.log_path = dir / "build.log";
+  auto context = "build " + base::short_sha(request.commit);
+  if (auto ran = run_command(request, result); !ran) {
+    return std::unexpected(ran.error().context(context));
+  }
+  if (result.outcome == BuildOutcome::ok) {
+    if (auto collected = collect_artifacts(request, dir, result); !collected) {
+      return std::unexpected(collected.error().context(context));
+    }
+  }
+  if (result.outcome != BuildOutcome::infra) {
+    if (auto saved = m_store.save(request.commit, recipe_hash, result); !saved) {
+      return std::unexpected(saved.error().context(context));
+    }
+  }
+  return result;
+}
+
+} // namespace bisectd::kbuild

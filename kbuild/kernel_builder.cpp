@@ -1,0 +1,301 @@
+// KernelBuilder: the `kernel` recipe, step by step (see kernel_builder.hpp for the sequence).
+
+#include "kbuild/kernel_builder.hpp"
+
+#include "base/fs.hpp"
+#include "base/strings.hpp"
+#include "kbuild/kernel_failure.hpp"
+#include "kbuild/kernel_make.hpp"
+
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <sys/file.h>
+#include <thread>
+#include <unistd.h>
+#include <utility>
+
+namespace bisectd::kbuild {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view k_srctree_marker = ".bisectd-srctree";
+constexpr std::string_view k_reference_config = ".bisectd-reference.config";
+
+// An exclusive flock on `<build dir>.lock`: one build at a time per build dir, across processes too.
+class BuildDirLock {
+public:
+  static Result<BuildDirLock> acquire(const fs::path& path) {
+    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0 || ::flock(fd, LOCK_EX) != 0) {
+      if (fd >= 0) {
+        ::close(fd);
+      }
+      return make_error(ErrorCode::io, path.string() + ": cannot lock the build dir");
+    }
+    return BuildDirLock(fd);
+  }
+  BuildDirLock(BuildDirLock&& other) noexcept : m_fd(std::exchange(other.m_fd, -1)) {}
+  BuildDirLock& operator=(BuildDirLock&&) = delete;
+  ~BuildDirLock() {
+    if (m_fd >= 0) {
+      ::close(m_fd); // releases the lock
+    }
+  }
+
+private:
+  explicit BuildDirLock(int fd) : m_fd(fd) {}
+  int m_fd;
+};
+
+// How a step ended when it did not fail with an Error: ok, or the outcome to stop the build with.
+struct Step {
+  BuildOutcome outcome = BuildOutcome::ok;
+  std::string message;
+};
+
+Status check_request(const BuildRequest& request) {
+  if (request.recipe.kind != RecipeKind::kernel) {
+    return make_error(ErrorCode::invalid_config, "build.recipe: the kernel builder needs recipe 'kernel'");
+  }
+  if (!base::is_valid_name(request.tree)) {
+    return make_error(ErrorCode::invalid_input, "build: invalid tree name '" + request.tree + "'");
+  }
+  if (request.recipe.config.empty()) {
+    return make_error(ErrorCode::invalid_config, "build.config: empty (a make target like tinyconfig, or a file)");
+  }
+  bool file = request.recipe.config.front() == '/';
+  if (!file && !base::ends_with(request.recipe.config, "config")) {
+    return make_error(ErrorCode::invalid_config,
+                      "build.config: '" + request.recipe.config + "' is neither a *config make target nor a file");
+  }
+  std::error_code ec;
+  if (!fs::is_regular_file(request.worktree / "Makefile", ec)) {
+    return make_error(ErrorCode::invalid_input, "build: " + request.worktree.string() + " is not a kernel tree");
+  }
+  BISECTD_TRY(kernel_arch(request.recipe.arch));
+  return {};
+}
+
+// kbuild records absolute source paths in the build dir: a build dir made for another source tree
+// would find stale or foreign dependencies, so it is started afresh.
+Status claim_objdir(const fs::path& objdir, const fs::path& srctree, const fs::path& log) {
+  auto marker = objdir / k_srctree_marker;
+  auto recorded = base::read_file(marker);
+  if (recorded && *recorded != srctree.string()) {
+    BISECTD_TRY(base::append_file(log, "# build dir was used for " + *recorded + "; starting it afresh\n"));
+    std::error_code ec;
+    fs::remove_all(objdir, ec);
+    if (ec) {
+      return make_error(ErrorCode::io, objdir.string() + ": cannot remove: " + ec.message());
+    }
+  }
+  BISECTD_TRY(base::make_dirs(objdir));
+  return base::write_file_atomic(marker, srctree.string());
+}
+
+// Runs make; a failure becomes a Step with the first error line of the log.
+Result<Step> make_step(const KernelMake& make, const std::vector<std::string>& targets, int jobs) {
+  auto status = run_make(make, targets, jobs);
+  if (!status) {
+    if (status.error().code == ErrorCode::cancelled) {
+      return Step{BuildOutcome::infra, "cancelled"};
+    }
+    return std::unexpected(status.error());
+  }
+  if (status->ok()) {
+    return Step{};
+  }
+  auto log = base::read_file(make.log).value_or("");
+  auto what = "make " + base::join(targets, " ") + ": ";
+  auto outcome = classify_make_failure(*status, log);
+  auto detail = status->timed_out ? "timed out" : first_error_line(log);
+  return Step{outcome == BuildOutcome::ok ? BuildOutcome::failed : outcome, what + detail};
+}
+
+// olddefconfig, then the check that every wanted option survived it.
+Result<Step> olddefconfig_checked(const KernelMake& make, const std::vector<KconfigOption>& wanted) {
+  BISECTD_TRY_ASSIGN(auto step, make_step(make, {"olddefconfig"}, 0));
+  if (step.outcome != BuildOutcome::ok) {
+    return step;
+  }
+  BISECTD_TRY_ASSIGN(auto result, base::read_file(make.objdir / ".config"));
+  auto missing = missing_options(parse_config(result), wanted);
+  if (!missing.empty()) {
+    return make_error(ErrorCode::invalid_config,
+                      "build.fragment: options lost by olddefconfig: " + base::join(missing, ", "));
+  }
+  return Step{};
+}
+
+// The build dir's first build makes its reference config: base config (make target or file) + wanted
+// options + olddefconfig. Later builds start from that reference (the make target alone costs ~12 s a
+// build) and only run olddefconfig, so every commit gets the reference adapted to its own Kconfig.
+Result<Step> configure(const KernelMake& make, const Recipe& recipe, const std::vector<KconfigOption>& wanted) {
+  auto config_path = make.objdir / ".config";
+  auto reference_path = make.objdir / k_reference_config;
+  if (auto reference = base::read_file(reference_path)) {
+    if (base::read_file(config_path).value_or("") != *reference) {
+      BISECTD_TRY(base::write_file_atomic(config_path, *reference));
+    }
+    return olddefconfig_checked(make, wanted);
+  }
+  if (recipe.config.front() == '/') {
+    BISECTD_TRY_ASSIGN(auto base_config, base::read_file(recipe.config));
+    BISECTD_TRY(base::write_file_atomic(config_path, base_config));
+  } else {
+    BISECTD_TRY_ASSIGN(auto step, make_step(make, {recipe.config}, 0));
+    if (step.outcome != BuildOutcome::ok) {
+      return step;
+    }
+  }
+  BISECTD_TRY_ASSIGN(auto current, base::read_file(config_path));
+  BISECTD_TRY(base::write_file_atomic(config_path, merge_fragment(current, wanted)));
+  BISECTD_TRY_ASSIGN(auto step, olddefconfig_checked(make, wanted));
+  if (step.outcome == BuildOutcome::ok) {
+    BISECTD_TRY_ASSIGN(auto result, base::read_file(config_path));
+    BISECTD_TRY(base::write_file_atomic(reference_path, result));
+  }
+  return step;
+}
+
+// Copies the boot image, config and System.map (and a modules tarball) into the store's artifact dir.
+Status collect_artifacts(const KernelMake& make, const Recipe& recipe, const fs::path& artifacts) {
+  BISECTD_TRY_ASSIGN(auto arch, kernel_arch(recipe.arch));
+  BISECTD_TRY(base::make_dirs(artifacts));
+  std::vector<std::pair<fs::path, std::string>> files{
+    {make.objdir / arch.image_path, std::string(arch.image_target)},
+    {make.objdir / ".config", "config"},
+    {make.objdir / "System.map", "System.map"}};
+  for (const auto& [from, name] : files) {
+    std::error_code ec;
+    fs::copy_file(from, artifacts / name, fs::copy_options::overwrite_existing, ec);
+    if (ec) {
+      return make_error(ErrorCode::io, "kernel artifacts: cannot copy " + from.string() + ": " + ec.message());
+    }
+  }
+  if (!recipe.modules) {
+    return {};
+  }
+  auto staging = artifacts / "modules.staging";
+  BISECTD_TRY_ASSIGN(auto step, make_step(make, {"INSTALL_MOD_PATH=" + staging.string(), "modules_install"}, 0));
+  if (step.outcome != BuildOutcome::ok) {
+    return make_error(ErrorCode::infra, "kernel artifacts: " + step.message);
+  }
+  base::Command tar;
+  tar.argv = {"tar", "-czf", (artifacts / "modules.tar.gz").string(), "-C", staging.string(), "."};
+  BISECTD_TRY(base::run_checked(tar, ErrorCode::io));
+  std::error_code ec;
+  fs::remove_all(staging, ec);
+  return {};
+}
+
+// The make settings of one build: ccache when installed (CCACHE_DIR under the bisectd cache dir).
+KernelMake make_settings(const BuildRequest& request, const fs::path& srctree, const fs::path& objdir,
+                         const fs::path& log, std::chrono::steady_clock::time_point started) {
+  KernelMake make;
+  make.worktree = srctree;
+  make.objdir = objdir;
+  make.arch = request.recipe.arch;
+  make.localversion = "-g" + base::short_sha(request.commit, 12);
+  make.kcflags = request.recipe.kcflags;
+  make.env = request.recipe.env;
+  if (base::find_program("ccache")) {
+    make.compiler = "ccache gcc";
+    make.env.merge(ccache_env(srctree, objdir, base::default_cache_dir()));
+  }
+  make.log = log;
+  make.deadline = started + request.recipe.timeout;
+  make.cancel = request.cancel;
+  return make;
+}
+
+// Compiles the image (and modules) and reads the release the kernel will report.
+Result<Step> compile(const KernelMake& make, const Recipe& recipe, std::string& release) {
+  BISECTD_TRY_ASSIGN(auto arch, kernel_arch(recipe.arch));
+  std::vector<std::string> targets{std::string(arch.image_target)};
+  if (recipe.modules) {
+    targets.emplace_back("modules");
+  }
+  int jobs = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+  BISECTD_TRY_ASSIGN(auto step, make_step(make, targets, jobs));
+  if (step.outcome == BuildOutcome::ok) {
+    BISECTD_TRY_ASSIGN(release, make_query(make, "kernelrelease"));
+  }
+  return step;
+}
+
+} // namespace
+
+KernelBuilder::KernelBuilder(BuildStore& store, fs::path build_root)
+  : m_store(store), m_build_root(std::move(build_root)) {}
+
+fs::path KernelBuilder::build_dir_for(const std::string& tree, const std::string& recipe_hash) const {
+  return m_build_root / (tree + "-" + recipe_hash);
+}
+
+Result<std::vector<KconfigOption>> KernelBuilder::wanted_options(const Recipe& recipe) {
+  std::vector<KconfigOption> wanted;
+  if (!recipe.fragment.empty()) {
+    BISECTD_TRY_ASSIGN(auto text, base::read_file(recipe.fragment));
+    BISECTD_TRY_ASSIGN(wanted, parse_fragment(text, recipe.fragment.string()));
+  }
+  BISECTD_TRY_ASSIGN(auto extra, parse_fragment(base::join(recipe.extra_options, "\n"), "build.extra_options"));
+  wanted.insert(wanted.end(), extra.begin(), extra.end());
+  wanted.push_back({"CONFIG_LOCALVERSION_AUTO", "n"});
+  return wanted;
+}
+
+Result<BuildResult> KernelBuilder::build(const BuildRequest& request) {
+  BISECTD_TRY(check_request(request));
+  BISECTD_TRY_ASSIGN(auto hash, request.recipe.hash());
+  if (auto stored = m_store.lookup(request.commit, hash)) {
+    return *stored;
+  }
+  BISECTD_TRY(base::make_dirs(m_build_root));
+  BISECTD_TRY_ASSIGN(auto lock, BuildDirLock::acquire(build_dir_for(request.tree, hash).string() + ".lock"));
+  // Another thread or process may have built it while we waited for the lock.
+  if (auto stored = m_store.lookup(request.commit, hash)) {
+    return *stored;
+  }
+  return build_locked(request, hash);
+}
+
+Result<BuildResult> KernelBuilder::build_locked(const BuildRequest& request, const std::string& hash) {
+  auto started = std::chrono::steady_clock::now();
+  const auto& recipe = request.recipe;
+  BISECTD_TRY_ASSIGN(auto wanted, wanted_options(recipe));
+  BISECTD_TRY_ASSIGN(auto dir, m_store.prepare(request.commit, hash));
+  BuildResult result;
+  result.log_path = dir / "build.log";
+  std::error_code ec;
+  auto srctree = fs::canonical(request.worktree, ec);
+  if (ec) {
+    return make_error(ErrorCode::io, request.worktree.string() + ": " + ec.message());
+  }
+  auto objdir = build_dir_for(request.tree, hash);
+  auto make = make_settings(request, srctree, objdir, result.log_path, started);
+  BISECTD_TRY(base::write_file_atomic(result.log_path, "# bisectd kernel build of " + request.commit + " (tree " +
+                                                           request.tree + ", recipe " + hash + ") in " +
+                                                           objdir.string() + "\n"));
+  BISECTD_TRY(claim_objdir(objdir, srctree, result.log_path));
+  spdlog::info("kbuild {}: building {} in {}", request.tree, base::short_sha(request.commit), objdir.string());
+  BISECTD_TRY_ASSIGN(auto step, configure(make, recipe, wanted));
+  if (step.outcome == BuildOutcome::ok) {
+    BISECTD_TRY_ASSIGN(step, compile(make, recipe, result.kernel_release));
+  }
+  if (step.outcome == BuildOutcome::ok) {
+    BISECTD_TRY(collect_artifacts(make, recipe, dir / "artifacts"));
+    result.artifact_dir = dir / "artifacts";
+  }
+  result.outcome = step.outcome;
+  result.message = step.message;
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  spdlog::info("kbuild {}: {} {} in {:.0f}s {}", request.tree, base::short_sha(request.commit),
+               result.outcome == BuildOutcome::ok ? "built" : "failed", result.seconds, result.message);
+  BISECTD_TRY(m_store.save(request.commit, hash, result));
+  return result;
+}
+
+} // namespace bisectd::kbuild

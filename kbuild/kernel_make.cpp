@@ -1,0 +1,100 @@
+// make invocations for the kernel recipe.
+
+#include "kbuild/kernel_make.hpp"
+
+#include "base/strings.hpp"
+
+#include <array>
+#include <spdlog/spdlog.h>
+
+namespace bisectd::kbuild {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::array<KernelArch, 3> k_arches{
+  KernelArch{"x86_64", "bzImage", "arch/x86/boot/bzImage"},
+  KernelArch{"x86", "bzImage", "arch/x86/boot/bzImage"},
+  KernelArch{"i386", "bzImage", "arch/x86/boot/bzImage"},
+};
+
+base::Command make_command(const KernelMake& make, std::vector<std::string> argv) {
+  base::Command cmd;
+  cmd.argv = std::move(argv);
+  cmd.env = make.env;
+  cmd.cwd = make.worktree;
+  cmd.cancel = make.cancel;
+  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(make.deadline - std::chrono::steady_clock::now());
+  cmd.timeout = std::max(left, std::chrono::milliseconds(1));
+  return cmd;
+}
+
+} // namespace
+
+Result<KernelArch> kernel_arch(std::string_view arch) {
+  for (const auto& entry : k_arches) {
+    if (entry.arch == arch) {
+      return entry;
+    }
+  }
+  return make_error(ErrorCode::invalid_config, "build.arch: '" + std::string(arch) +
+                                                   "' is not supported by the kernel recipe (x86_64, x86, i386)");
+}
+
+std::vector<std::string> make_argv(const KernelMake& make, const std::vector<std::string>& targets, int jobs) {
+  std::vector<std::string> argv{"make", "-C", make.worktree.string(), "O=" + make.objdir.string(),
+                                "ARCH=" + make.arch, "CC=" + make.compiler, "HOSTCC=gcc",
+                                "LOCALVERSION=" + make.localversion, "KBUILD_BUILD_USER=bisectd",
+                                "KBUILD_BUILD_HOST=bisectd"};
+  if (!make.kcflags.empty()) {
+    argv.push_back("KCFLAGS=" + make.kcflags);
+  }
+  if (jobs > 0) {
+    argv.push_back("-j" + std::to_string(jobs));
+  }
+  argv.insert(argv.end(), targets.begin(), targets.end());
+  return argv;
+}
+
+Result<base::ExitStatus> run_make(const KernelMake& make, const std::vector<std::string>& targets, int jobs) {
+  if (std::chrono::steady_clock::now() >= make.deadline) {
+    base::ExitStatus status;
+    status.timed_out = true;
+    return status;
+  }
+  auto cmd = make_command(make, make_argv(make, targets, jobs));
+  cmd.stdout_path = make.log;
+  cmd.stderr_to_stdout = true;
+  cmd.append = true;
+  spdlog::debug("kbuild: {}", base::describe_argv(cmd.argv));
+  return base::run(cmd);
+}
+
+Result<std::string> make_query(const KernelMake& make, const std::string& target) {
+  auto argv = make_argv(make, {target}, 0);
+  argv.insert(argv.begin() + 1, "-s");
+  auto cmd = make_command(make, std::move(argv));
+  cmd.stderr_path = make.log;
+  cmd.append = true;
+  BISECTD_TRY_ASSIGN(auto status, base::run_checked(cmd, ErrorCode::infra));
+  return std::string(base::trim(status.out));
+}
+
+std::map<std::string, std::string> ccache_env(const fs::path& worktree, const fs::path& objdir,
+                                              const fs::path& cache_dir) {
+  std::map<std::string, std::string> env{{"CCACHE_DIR", (cache_dir / "ccache").string()}};
+  fs::path common;
+  auto a = worktree.begin();
+  auto b = objdir.begin();
+  for (; a != worktree.end() && b != objdir.end() && *a == *b; ++a, ++b) {
+    common /= *a;
+  }
+  // "/" would rewrite system header paths too; then ccache only hits for identical paths.
+  if (!common.empty() && common != common.root_path()) {
+    env["CCACHE_BASEDIR"] = common.string();
+  }
+  return env;
+}
+
+} // namespace bisectd::kbuild

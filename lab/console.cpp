@@ -1,0 +1,127 @@
+// Console log parsing for the QEMU backend. Kernel messages are recognised by their printk timestamp
+// ("[    1.234567] ") when CONFIG_PRINTK_TIME is on, and crash lines also without it, at line start.
+
+#include "lab/console.hpp"
+
+#include "base/strings.hpp"
+
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <optional>
+
+namespace bisectd::lab {
+
+namespace {
+
+// Line starts (after the printk timestamp) that mean the kernel crashed or is about to.
+constexpr std::array<std::string_view, 8> k_crash_starts{
+  "Kernel panic - not syncing", "Oops:", "BUG: ", "kernel BUG at", "general protection fault",
+  "double fault", "Kernel Offset:", "---[ end Kernel panic"};
+constexpr std::string_view k_banner = "Linux version ";
+
+// "[    1.234567] rest" → "rest"; other lines unchanged. Sets `is_kernel` when a timestamp was found.
+std::string_view strip_printk_time(std::string_view line, bool& is_kernel) {
+  is_kernel = false;
+  if (line.size() < 3 || line.front() != '[') {
+    return line;
+  }
+  auto close = line.find(']');
+  if (close == std::string_view::npos) {
+    return line;
+  }
+  for (char c : base::trim(line.substr(1, close - 1))) {
+    if (!(std::isdigit(static_cast<unsigned char>(c)) || c == '.')) {
+      return line;
+    }
+  }
+  is_kernel = true;
+  return base::trim(line.substr(close + 1));
+}
+
+// The value of `key=` in a marker line's fields, if any.
+std::optional<std::string> field(std::string_view line, std::string_view key) {
+  for (const auto& part : base::split(line, ' ')) {
+    if (base::starts_with(part, key) && part.size() > key.size() && part[key.size()] == '=') {
+      return part.substr(key.size() + 1);
+    }
+  }
+  return std::nullopt;
+}
+
+double to_double(const std::optional<std::string>& text) {
+  double value = 0;
+  if (text) {
+    std::from_chars(text->data(), text->data() + text->size(), value);
+  }
+  return value;
+}
+
+void end_run(ConsoleLog& log, std::string_view line) {
+  if (log.runs.empty()) {
+    return;
+  }
+  auto& run = log.runs.back();
+  run.ended = true;
+  auto rc = field(line, "rc");
+  run.exit_code = rc ? static_cast<int>(to_double(rc)) : -1;
+  run.seconds = to_double(field(line, "end")) - to_double(field(line, "start"));
+}
+
+void note_crash(ConsoleLog& log, std::string_view text, int& banners) {
+  if (base::starts_with(text, k_banner) && ++banners == 2 && log.crash.empty()) {
+    log.crash = "the kernel restarted (triple fault?): a second '" + std::string(k_banner) + "' banner";
+  }
+  for (auto start : k_crash_starts) {
+    if (log.crash.empty() && base::starts_with(text, start)) {
+      log.crash = std::string(text.substr(0, 200));
+    }
+  }
+}
+
+} // namespace
+
+ConsoleLog parse_console(std::string_view text) {
+  ConsoleLog log;
+  int banners = 0;
+  bool in_run = false;
+  for (const auto& raw : base::split_lines(text)) {
+    bool is_kernel = false;
+    auto line = strip_printk_time(raw, is_kernel);
+    note_crash(log, line, banners);
+    if (is_kernel) {
+      continue;
+    }
+    auto trimmed = base::trim(line);
+    if (base::starts_with(trimmed, k_boot_marker)) {
+      log.booted = true;
+      log.release = field(trimmed, "release").value_or("");
+    } else if (base::starts_with(trimmed, k_run_begin_marker)) {
+      log.runs.push_back(ConsoleRun{static_cast<int>(log.runs.size()), "", false, -1, 0});
+      in_run = true;
+    } else if (base::starts_with(trimmed, k_run_end_marker)) {
+      end_run(log, trimmed);
+      in_run = false;
+    } else if (base::starts_with(trimmed, k_done_marker)) {
+      log.done = true;
+    } else if (in_run) {
+      log.runs.back().output += std::string(line) + "\n";
+    }
+  }
+  return log;
+}
+
+std::string boot_failure(const ConsoleLog& log, std::string_view expected_release) {
+  if (!log.crash.empty()) {
+    return "kernel crashed: " + log.crash;
+  }
+  if (!log.booted) {
+    return "no boot marker (" + std::string(k_boot_marker) + ") on the console";
+  }
+  if (!expected_release.empty() && log.release != expected_release) {
+    return "booted kernel is '" + log.release + "', expected '" + std::string(expected_release) + "'";
+  }
+  return "";
+}
+
+} // namespace bisectd::lab

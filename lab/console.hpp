@@ -1,0 +1,45 @@
+#pragma once
+// The serial console of a QEMU boot: the markers our initramfs /init prints, and the kernel messages
+// that mean the boot failed (panic, oops, BUG, a restart after a triple fault).
+//
+// /init prints, one per line:
+//   BISECTD-BOOT release=<uname -r>
+//   BISECTD-RUN-BEGIN <i>        ... the benchmark's output ...
+//   BISECTD-RUN-END <i> rc=<exit code> start=<uptime> end=<uptime>
+//   BISECTD-DONE
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace bisectd::lab {
+
+inline constexpr std::string_view k_boot_marker = "BISECTD-BOOT";
+inline constexpr std::string_view k_run_begin_marker = "BISECTD-RUN-BEGIN";
+inline constexpr std::string_view k_run_end_marker = "BISECTD-RUN-END";
+inline constexpr std::string_view k_done_marker = "BISECTD-DONE";
+
+struct ConsoleRun {
+  int index = 0;
+  std::string output;   // the run's lines, kernel (printk) lines left out
+  bool ended = false;   // its end marker was seen
+  int exit_code = -1;
+  double seconds = 0;   // guest uptime between the markers
+};
+
+struct ConsoleLog {
+  bool booted = false;            // the boot marker was seen
+  std::string release;            // the `uname -r` printed with it
+  std::vector<ConsoleRun> runs;
+  bool done = false;              // the final marker was seen
+  std::string crash;              // the first line saying the kernel crashed, empty if none
+};
+
+// Parses a console log (complete or still growing). Never fails: unknown lines are ignored.
+ConsoleLog parse_console(std::string_view text);
+
+// Why the boot counts as failed, or "" when it did not: a crash, no boot marker, or a release other
+// than `expected_release` (not checked when that is empty).
+std::string boot_failure(const ConsoleLog& log, std::string_view expected_release);
+
+} // namespace bisectd::lab

@@ -1,0 +1,203 @@
+// Initramfs generation for the QEMU backend (see initramfs.hpp).
+
+#include "lab/initramfs.hpp"
+
+#include "base/fs.hpp"
+#include "base/hash.hpp"
+#include "base/process.hpp"
+#include "base/strings.hpp"
+
+#include <cctype>
+#include <cstdio>
+#include <spdlog/spdlog.h>
+
+namespace bisectd::lab {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr unsigned k_type_directory = 0040000;
+constexpr unsigned k_type_file = 0100000;
+constexpr unsigned k_type_symlink = 0120000;
+
+void pad4(std::string& out) {
+  while (out.size() % 4 != 0) {
+    out += '\0';
+  }
+}
+
+// One newc header + name + data.
+void append_entry(std::string& out, unsigned inode, unsigned mode, unsigned nlink, const std::string& name,
+                  const std::string& data) {
+  char header[111];
+  std::snprintf(header, sizeof header, "070701%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X", inode, mode,
+                0U, 0U, nlink, 0U, static_cast<unsigned>(data.size()), 0U, 0U, 0U, 0U,
+                static_cast<unsigned>(name.size() + 1), 0U);
+  out.append(header, 110);
+  out += name;
+  out += '\0';
+  pad4(out);
+  out += data;
+  pad4(out);
+}
+
+unsigned type_bits(CpioEntry::Kind kind) {
+  switch (kind) {
+  case CpioEntry::Kind::directory:
+    return k_type_directory;
+  case CpioEntry::Kind::symlink:
+    return k_type_symlink;
+  case CpioEntry::Kind::file:
+    break;
+  }
+  return k_type_file;
+}
+
+Result<CpioEntry> file_entry(const fs::path& from, std::string path, unsigned mode) {
+  BISECTD_TRY_ASSIGN(auto data, base::read_file(from));
+  return CpioEntry{std::move(path), CpioEntry::Kind::file, mode, std::move(data)};
+}
+
+bool is_env_name(const std::string& name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) {
+    return false;
+  }
+  for (char c : name) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) {
+      return false;
+    }
+  }
+  return true;
+}
+
+bool has_line_break(const std::string& text) {
+  return text.find('\n') != std::string::npos || text.find('\r') != std::string::npos ||
+         text.find('\0') != std::string::npos;
+}
+
+} // namespace
+
+std::string make_cpio(const std::vector<CpioEntry>& entries) {
+  std::string out;
+  unsigned inode = 1;
+  for (const auto& entry : entries) {
+    unsigned nlink = entry.kind == CpioEntry::Kind::directory ? 2 : 1;
+    append_entry(out, inode++, type_bits(entry.kind) | (entry.mode & 07777), nlink, entry.path, entry.data);
+  }
+  append_entry(out, 0, 0, 1, "TRAILER!!!", "");
+  return out;
+}
+
+std::string init_script() {
+  // Job data is read with `read -r` into "$@" / export "NAME=value": it is never evaluated as code.
+  return R"INIT(#!/bin/sh
+# bisectd initramfs /init (lab/initramfs.cpp): mount, announce, run the job n times, reboot.
+/bin/busybox --install -s
+export PATH=/usr/local/bin:/bin:/sbin:/usr/bin:/usr/sbin HOME=/root
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mount -t tmpfs tmpfs /tmp
+echo "BISECTD-BOOT release=$(uname -r)"
+set --
+while IFS= read -r arg; do set -- "$@" "$arg"; done < /bisectd/argv
+while IFS= read -r assignment; do export "$assignment"; done < /bisectd/env
+runs=$(cat /bisectd/runs)
+limit=$(cat /bisectd/timeout)
+cd /tmp
+i=0
+while [ "$i" -lt "$runs" ]; do
+  echo "BISECTD-RUN-BEGIN $i"
+  start=$(cut -d' ' -f1 /proc/uptime)
+  timeout -s KILL "$limit" "$@"
+  rc=$?
+  end=$(cut -d' ' -f1 /proc/uptime)
+  echo
+  echo "BISECTD-RUN-END $i rc=$rc start=$start end=$end"
+  i=$((i + 1))
+done
+echo "BISECTD-DONE"
+sync
+reboot -f
+)INIT";
+}
+
+Result<std::vector<CpioEntry>> base_entries(const InitramfsInputs& inputs) {
+  using Kind = CpioEntry::Kind;
+  std::vector<CpioEntry> entries;
+  for (const char* dir : {"bin", "sbin", "usr", "usr/bin", "usr/sbin", "usr/local", "usr/local/bin", "proc",
+                          "sys", "dev", "tmp", "root", "bisectd"}) {
+    entries.push_back({dir, Kind::directory, 0755, ""});
+  }
+  entries.push_back({"init", Kind::file, 0755, init_script()});
+  BISECTD_TRY_ASSIGN(auto busybox, file_entry(inputs.busybox, "bin/busybox", 0755));
+  entries.push_back(std::move(busybox));
+  entries.push_back({"bin/sh", Kind::symlink, 0777, "busybox"});
+  for (const auto& program : inputs.programs) {
+    BISECTD_TRY_ASSIGN(auto entry, file_entry(program, "usr/local/bin/" + program.filename().string(), 0755));
+    entries.push_back(std::move(entry));
+  }
+  return entries;
+}
+
+Result<std::vector<CpioEntry>> job_entries(const RunSpec& run, int runs) {
+  if (run.command.empty()) {
+    return make_error(ErrorCode::invalid_input, "run.command: empty");
+  }
+  if (runs < 1) {
+    return make_error(ErrorCode::invalid_input, "runs: must be at least 1");
+  }
+  std::string argv;
+  for (const auto& arg : run.command) {
+    if (has_line_break(arg)) {
+      return make_error(ErrorCode::invalid_input, "run.command: an argument has a line break or NUL");
+    }
+    argv += arg + "\n";
+  }
+  std::string env;
+  for (const auto& [name, value] : run.env) {
+    if (!is_env_name(name) || has_line_break(value)) {
+      return make_error(ErrorCode::invalid_input, "run.env: invalid variable '" + name + "'");
+    }
+    env += name + "=" + value + "\n";
+  }
+  auto timeout = std::to_string(std::max<long long>(1, run.timeout.count()));
+  using Kind = CpioEntry::Kind;
+  return std::vector<CpioEntry>{{"bisectd/argv", Kind::file, 0644, argv},
+                                {"bisectd/env", Kind::file, 0644, env},
+                                {"bisectd/runs", Kind::file, 0644, std::to_string(runs) + "\n"},
+                                {"bisectd/timeout", Kind::file, 0644, timeout + "\n"}};
+}
+
+Result<std::string> gzip_bytes(const std::string& data) {
+  base::Command cmd;
+  cmd.argv = {"gzip", "-n", "-6", "-c"};
+  cmd.stdin_data = data;
+  cmd.capture_limit = 1024 * 1024 * 1024;
+  BISECTD_TRY_ASSIGN(auto status, base::run_checked(cmd, ErrorCode::infra));
+  return std::move(status.out);
+}
+
+Result<fs::path> cached_base_image(const InitramfsInputs& inputs, const fs::path& cache_dir) {
+  BISECTD_TRY_ASSIGN(auto entries, base_entries(inputs));
+  auto cpio = make_cpio(entries);
+  auto path = cache_dir / ("initramfs-" + base::hash_hex(cpio) + ".cpio.gz");
+  std::error_code ec;
+  if (fs::is_regular_file(path, ec)) {
+    return path;
+  }
+  BISECTD_TRY(base::make_dirs(cache_dir));
+  BISECTD_TRY_ASSIGN(auto packed, gzip_bytes(cpio));
+  BISECTD_TRY(base::write_file_atomic(path, packed));
+  spdlog::info("qemu: new initramfs {} ({} entries, {} bytes)", path.string(), entries.size(), packed.size());
+  return path;
+}
+
+Status write_visit_image(const fs::path& base_image, const std::vector<CpioEntry>& job, const fs::path& dest) {
+  BISECTD_TRY_ASSIGN(auto image, base::read_file(base_image));
+  BISECTD_TRY_ASSIGN(auto packed, gzip_bytes(make_cpio(job)));
+  return base::write_file_atomic(dest, image + packed);
+}
+
+} // namespace bisectd::lab

@@ -1,0 +1,119 @@
+// QEMU backend settings and command line.
+
+#include "lab/qemu_command.hpp"
+
+#include "base/fs.hpp"
+#include "base/units.hpp"
+
+#include <cstdlib>
+#include <fcntl.h>
+#include <set>
+#include <unistd.h>
+
+namespace bisectd::lab {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::set<std::string> k_known_keys{"qemu", "accel", "boot_timeout", "append", "bench_dir", "busybox",
+                                         "cache_dir"};
+
+Error bad_setting(const MachineSpec& spec, const std::string& key, const std::string& what) {
+  return Error{ErrorCode::invalid_config, "machine " + spec.name + ": settings." + key + ": " + what};
+}
+
+Status apply_setting(const MachineSpec& spec, const std::string& key, const std::string& value, QemuSettings& out) {
+  if (!k_known_keys.contains(key)) {
+    return std::unexpected(bad_setting(spec, key, "unknown key for backend qemu"));
+  }
+  if (key == "accel") {
+    if (value != "auto" && value != "kvm" && value != "tcg") {
+      return std::unexpected(bad_setting(spec, key, "expected auto, kvm or tcg, got '" + value + "'"));
+    }
+    out.accel = value;
+  } else if (key == "boot_timeout") {
+    auto duration = base::parse_duration(value);
+    if (!duration || duration->count() < 1000) {
+      return std::unexpected(bad_setting(spec, key, "expected a duration of at least 1s, got '" + value + "'"));
+    }
+    out.boot_timeout = std::chrono::duration_cast<std::chrono::seconds>(*duration);
+  } else if (key == "qemu") {
+    out.qemu = value;
+  } else if (key == "append") {
+    out.append = value;
+  } else if (key == "bench_dir") {
+    out.bench_dir = value;
+  } else if (key == "busybox") {
+    out.busybox = value;
+  } else {
+    out.cache_dir = value;
+  }
+  return {};
+}
+
+} // namespace
+
+Result<QemuSettings> parse_qemu_settings(const MachineSpec& spec) {
+  QemuSettings settings;
+  for (const auto& [key, value] : spec.settings) {
+    BISECTD_TRY(apply_setting(spec, key, value, settings));
+  }
+  if (spec.cpus < 1 || spec.memory_mb < 64) {
+    return make_error(ErrorCode::invalid_config, "machine " + spec.name + ": qemu needs cpus >= 1 and memory_mb >= 64");
+  }
+  if (settings.bench_dir.empty()) {
+    settings.bench_dir = find_bench_dir();
+  }
+  if (settings.cache_dir.empty()) {
+    settings.cache_dir = base::default_cache_dir() / "initramfs";
+  }
+  return settings;
+}
+
+fs::path find_bench_dir() {
+  if (const char* env = std::getenv("BISECTD_BENCH_CORE_DIR"); env != nullptr && *env != '\0') {
+    return env;
+  }
+  std::error_code ec;
+  auto dir = fs::read_symlink("/proc/self/exe", ec).parent_path();
+  for (int up = 0; up < 4 && !dir.empty(); ++up) {
+    std::error_code missing;
+    if (fs::is_regular_file(dir / "bench-core" / "page_fault", missing)) {
+      return dir / "bench-core";
+    }
+    dir = dir.parent_path();
+  }
+  return {};
+}
+
+bool kvm_usable() {
+  int fd = ::open("/dev/kvm", O_RDWR | O_CLOEXEC);
+  if (fd < 0) {
+    return false;
+  }
+  ::close(fd);
+  return true;
+}
+
+std::string kernel_command_line(const QemuSettings& settings) {
+  std::string line = "console=ttyS0,115200 panic=-1 oops=panic i8042.noaux rdinit=/init";
+  if (!settings.append.empty()) {
+    line += " " + settings.append;
+  }
+  return line;
+}
+
+std::vector<std::string> qemu_argv(const QemuSettings& settings, const MachineSpec& spec, bool kvm,
+                                   const fs::path& kernel, const fs::path& initrd) {
+  std::vector<std::string> argv{settings.qemu, "-nographic", "-no-reboot", "-monitor", "none",
+                                "-machine", "pc", "-accel", kvm ? "kvm" : "tcg"};
+  if (kvm) {
+    argv.insert(argv.end(), {"-cpu", "host"});
+  }
+  argv.insert(argv.end(), {"-m", std::to_string(spec.memory_mb), "-smp", std::to_string(spec.cpus), "-kernel",
+                           kernel.string(), "-initrd", initrd.string(), "-append", kernel_command_line(settings)});
+  return argv;
+}
+
+} // namespace bisectd::lab

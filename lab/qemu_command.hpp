@@ -1,0 +1,45 @@
+#pragma once
+// The QEMU backend's settings (the `settings:` of a qemu machine in the lab file) and the QEMU argv.
+
+#include "base/error.hpp"
+#include "lab/machine.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace bisectd::lab {
+
+inline constexpr std::string_view k_qemu_package = "qemu-system-x86";
+
+struct QemuSettings {
+  std::string qemu = "qemu-system-x86_64";        // settings.qemu
+  std::string accel = "auto";                     // settings.accel: auto (kvm when usable) | kvm | tcg
+  std::chrono::seconds boot_timeout{120};         // settings.boot_timeout: kernel start → boot marker
+  std::string append;                             // settings.append: extra kernel command line
+  std::filesystem::path bench_dir;                // settings.bench_dir: the bench-core programs
+  std::filesystem::path busybox = "/bin/busybox"; // settings.busybox: a static busybox
+  std::filesystem::path cache_dir;                // settings.cache_dir: initramfs cache
+};
+
+// Parses `spec.settings`; empty bench_dir/cache_dir get their defaults (find_bench_dir(), the bisectd
+// cache dir). Errors (invalid_config) name the machine and the key: unknown keys, bad values.
+Result<QemuSettings> parse_qemu_settings(const MachineSpec& spec);
+
+// The bench-core directory: $BISECTD_BENCH_CORE_DIR, else bench-core/ next to or up to three levels
+// above this executable (the build tree layout). Empty when not found.
+std::filesystem::path find_bench_dir();
+
+// True when /dev/kvm can be opened read-write.
+bool kvm_usable();
+
+// The kernel command line: console on ttyS0, a panic or oops exits QEMU (panic=-1 + -no-reboot).
+std::string kernel_command_line(const QemuSettings& settings);
+
+// The full argv (pure): -nographic -no-reboot, -accel kvm|tcg, -m, -smp, -kernel, -initrd, -append.
+std::vector<std::string> qemu_argv(const QemuSettings& settings, const MachineSpec& spec, bool kvm,
+                                   const std::filesystem::path& kernel, const std::filesystem::path& initrd);
+
+} // namespace bisectd::lab

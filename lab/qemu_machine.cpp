@@ -1,0 +1,245 @@
+// QemuMachine::visit: initramfs → QEMU with a boot watchdog → console verdict → runs.
+
+#include "lab/qemu_machine.hpp"
+
+#include "base/clock.hpp"
+#include "base/fs.hpp"
+#include "base/process.hpp"
+#include "base/strings.hpp"
+#include "lab/initramfs.hpp"
+#include "lab/metrics.hpp"
+
+#include <array>
+#include <cctype>
+#include <spdlog/spdlog.h>
+#include <thread>
+
+namespace bisectd::lab {
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+constexpr std::array<std::string_view, 4> k_bench_programs{"syscall", "page_fault", "pipe", "mmap"};
+constexpr auto k_watch_interval = 200ms;
+
+std::atomic<unsigned> g_boot_counter{0};
+
+constexpr auto k_kvm_probe_time = 20s;
+
+enum class StopReason { none, cancelled, no_marker, kvm_stuck };
+
+// Set when an `auto` boot under KVM printed nothing: some hosts (nested virtualisation) expose a
+// /dev/kvm that opens fine but never runs the guest kernel. Later `auto` boots use TCG.
+std::atomic<bool> g_kvm_broken{false};
+
+Status check_request(const VisitRequest& request) {
+  if (request.log_dir.empty()) {
+    return make_error(ErrorCode::invalid_input, "visit: no log_dir");
+  }
+  std::error_code ec;
+  if (!fs::is_regular_file(request.artifact_dir / "bzImage", ec)) {
+    return make_error(ErrorCode::invalid_input, "visit: no bzImage in " + request.artifact_dir.string());
+  }
+  return {};
+}
+
+std::chrono::milliseconds visit_timeout(const QemuSettings& settings, const VisitRequest& request) {
+  return settings.boot_timeout + request.runs * (request.run.timeout + 10s) + 30s;
+}
+
+// Raises `stop` when the caller cancels, or when the boot marker is not on the console in time.
+// With `kvm_probe`, also when the kernel has printed nothing after k_kvm_probe_time.
+void watch_boot(std::stop_token token, const VisitRequest& request, const fs::path& console,
+                std::chrono::seconds boot_timeout, bool kvm_probe, std::atomic<bool>& stop,
+                std::atomic<StopReason>& reason) {
+  auto start = std::chrono::steady_clock::now();
+  bool booted = false;
+  while (!token.stop_requested()) {
+    std::this_thread::sleep_for(k_watch_interval);
+    if (request.cancel != nullptr && request.cancel->load()) {
+      reason = StopReason::cancelled;
+      stop = true;
+      return;
+    }
+    auto elapsed = std::chrono::steady_clock::now() - start;
+    if (kvm_probe && elapsed > k_kvm_probe_time) {
+      kvm_probe = false;
+      if (base::read_file(console).value_or("").find("Linux version") == std::string::npos) {
+        reason = StopReason::kvm_stuck;
+        stop = true;
+        return;
+      }
+    }
+    if (!booted && elapsed > boot_timeout) {
+      booted = parse_console(base::read_file(console).value_or("")).booted;
+      if (!booted) {
+        reason = StopReason::no_marker;
+        stop = true;
+        return;
+      }
+    }
+  }
+}
+
+RunResult make_run(const ConsoleRun& run, const VisitRequest& request, const std::string& boot_id) {
+  RunResult result;
+  result.index = run.index;
+  result.seconds = run.seconds;
+  result.metrics = parse_metrics(run.output, request.run.format);
+  result.log_path = request.log_dir / (boot_id + "-run" + std::to_string(run.index) + ".log");
+  if (auto written = base::write_file_atomic(result.log_path, run.output); !written) {
+    spdlog::warn("qemu: {}", written.error().message);
+  }
+  if (!run.ended) {
+    result.error = "no end marker";
+  } else if (run.exit_code != 0) {
+    result.error = "exit " + std::to_string(run.exit_code);
+  } else if (!request.run.primary.empty() && !result.metrics.contains(request.run.primary)) {
+    result.error = "no metric " + request.run.primary + " in the output";
+  }
+  result.ok = result.error.empty();
+  return result;
+}
+
+VisitResult failed(VisitOutcome outcome, std::string message) {
+  VisitResult result;
+  result.outcome = outcome;
+  result.message = std::move(message);
+  return result;
+}
+
+} // namespace
+
+VisitResult judge_boot(const ConsoleLog& console, const BootEnd& end, const VisitRequest& request) {
+  auto failure = boot_failure(console, request.kernel_release);
+  if (!console.crash.empty() || (console.booted && !failure.empty())) {
+    return failed(VisitOutcome::boot_failed, failure);
+  }
+  if (!console.booted) {
+    auto why = end.no_marker_timeout ? "within the boot timeout" : "before QEMU ended (" + end.exit + ")";
+    return failed(VisitOutcome::boot_failed, failure + " " + why);
+  }
+  if (!console.done) {
+    if (end.timed_out) {
+      return failed(VisitOutcome::infra, "the visit timed out during run " + std::to_string(console.runs.size()));
+    }
+    return failed(VisitOutcome::boot_failed, "the machine stopped during run " +
+                                                 std::to_string(console.runs.size()) + " (reset or triple fault?; " +
+                                                 end.exit + ")");
+  }
+  return VisitResult{};
+}
+
+Result<std::unique_ptr<Machine>> QemuMachine::create(const MachineSpec& spec) {
+  BISECTD_TRY_ASSIGN(auto settings, parse_qemu_settings(spec));
+  if (!base::find_program(settings.qemu)) {
+    return make_error(ErrorCode::not_found, "machine " + spec.name + ": " + settings.qemu +
+                                                " not found (install the Debian package " +
+                                                std::string(k_qemu_package) + ")");
+  }
+  return std::make_unique<QemuMachine>(spec, std::move(settings));
+}
+
+QemuMachine::QemuMachine(MachineSpec spec, QemuSettings settings)
+  : m_spec(std::move(spec)), m_settings(std::move(settings)) {}
+
+std::string QemuMachine::next_boot_id() const {
+  std::string name = m_spec.name;
+  for (char& c : name) {
+    c = std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ? c : '_';
+  }
+  return name + "-" + std::to_string(base::unix_now_ms()) + "-" + std::to_string(g_boot_counter.fetch_add(1));
+}
+
+Status QemuMachine::prepare_initrd(const std::vector<CpioEntry>& job, const fs::path& initrd) const {
+  InitramfsInputs inputs;
+  inputs.busybox = m_settings.busybox;
+  for (auto name : k_bench_programs) {
+    inputs.programs.push_back(m_settings.bench_dir / name);
+  }
+  std::error_code ec;
+  if (m_settings.bench_dir.empty() || !fs::is_regular_file(inputs.programs.front(), ec)) {
+    return make_error(ErrorCode::infra, "bench-core programs not found (build target bench_core, or set "
+                                        "settings.bench_dir or BISECTD_BENCH_CORE_DIR)");
+  }
+  BISECTD_TRY_ASSIGN(auto base_image, cached_base_image(inputs, m_settings.cache_dir));
+  return write_visit_image(base_image, job, initrd);
+}
+
+bool QemuMachine::use_kvm() const {
+  return m_settings.accel == "kvm" || (m_settings.accel == "auto" && !g_kvm_broken && kvm_usable());
+}
+
+Result<BootEnd> QemuMachine::boot(const VisitRequest& request, const fs::path& initrd, const fs::path& console,
+                                  bool kvm) const {
+  base::Command cmd;
+  cmd.argv = qemu_argv(m_settings, m_spec, kvm, request.artifact_dir / "bzImage", initrd);
+  cmd.stdout_path = console;
+  cmd.stderr_to_stdout = true;
+  cmd.timeout = visit_timeout(m_settings, request);
+  std::atomic<bool> stop{false};
+  std::atomic<StopReason> reason{StopReason::none};
+  cmd.cancel = &stop;
+  spdlog::debug("qemu {}: {}", m_spec.name, base::describe_argv(cmd.argv));
+  bool kvm_probe = kvm && m_settings.accel == "auto";
+  std::jthread watchdog(watch_boot, std::cref(request), console, m_settings.boot_timeout, kvm_probe,
+                        std::ref(stop), std::ref(reason));
+  auto status = base::run(cmd);
+  watchdog.request_stop();
+  watchdog.join();
+  BootEnd end;
+  if (!status) {
+    if (status.error().code == ErrorCode::cancelled && reason == StopReason::no_marker) {
+      end.no_marker_timeout = true;
+      end.exit = "killed: no boot marker";
+      return end;
+    }
+    if (status.error().code == ErrorCode::cancelled && reason == StopReason::kvm_stuck) {
+      end.kvm_stuck = true;
+      return end;
+    }
+    return std::unexpected(status.error());
+  }
+  end.timed_out = status->timed_out;
+  end.exit = status->describe();
+  return end;
+}
+
+Result<VisitResult> QemuMachine::visit(const VisitRequest& request) {
+  BISECTD_TRY(check_request(request));
+  BISECTD_TRY_ASSIGN(auto job, job_entries(request.run, request.runs));
+  BISECTD_TRY(base::make_dirs(request.log_dir));
+  auto boot_id = next_boot_id();
+  auto console_path = request.log_dir / (boot_id + "-console.log");
+  auto initrd = request.log_dir / (boot_id + "-initramfs.cpio.gz");
+  VisitResult result;
+  auto prepared = prepare_initrd(job, initrd);
+  bool kvm = use_kvm();
+  auto end = prepared ? boot(request, initrd, console_path, kvm) : Result<BootEnd>(std::unexpected(prepared.error()));
+  if (end && end->kvm_stuck) {
+    g_kvm_broken = true;
+    spdlog::warn("qemu {}: no kernel output under KVM after {}s; using TCG from now on", m_spec.name,
+                 k_kvm_probe_time.count());
+    end = boot(request, initrd, console_path, false);
+  }
+  std::error_code ec;
+  fs::remove(initrd, ec);
+  if (!end) {
+    result = failed(VisitOutcome::infra, "qemu " + m_spec.name + ": " + end.error().message);
+  } else {
+    auto console = parse_console(base::read_file(console_path).value_or(""));
+    result = judge_boot(console, *end, request);
+    for (const auto& run : result.outcome == VisitOutcome::ok ? console.runs : std::vector<ConsoleRun>{}) {
+      result.runs.push_back(make_run(run, request, boot_id));
+    }
+  }
+  result.boot_id = boot_id;
+  result.console_log = console_path;
+  spdlog::info("qemu {}: boot {} {} {}", m_spec.name, boot_id,
+               result.outcome == VisitOutcome::ok ? "ok" : "failed:", result.message);
+  return result;
+}
+
+} // namespace bisectd::lab

@@ -1,0 +1,81 @@
+#pragma once
+// The report mail of a finished bisection, LKP style (shared/research/lkp.md §5), from plain structs that the
+// daemon fills from storage. Pure text generation: the same input always gives the same bytes.
+
+#include "report/mail.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace bisectd::report {
+
+struct Person {
+  std::string name, email;
+};
+
+struct Commit {
+  std::string sha, subject, body;
+  Person author, committer;
+  std::vector<std::pair<std::string, std::string>> trailers; // ("Signed-off-by", "Jane <j@x.org>"), in order
+  std::int64_t commit_time = 0;
+};
+
+// One metric's samples at the parent and at the culprit (one value per run).
+struct MetricComparison {
+  std::string name;
+  std::vector<double> parent_samples, culprit_samples;
+};
+
+// One sample of the primary metric at a tested commit; `position` is the commit's index in commit order.
+struct ChartPoint {
+  std::size_t position = 0;
+  std::string commit;
+  double value = 0;
+  bool bad_side = false; // the commit is at or after the culprit
+};
+
+struct ReportInput {
+  std::int64_t bisection_id = 0;
+  std::int64_t created_at = 0; // Unix time: the stable Message-ID and the Date header
+  std::string tree, branch, url, job_name, testcase, machine_description;
+  std::vector<std::pair<std::string, std::string>> params; // under "parameters:" and in the axis line
+  std::string compiler, kconfig;                           // axis line values (may be empty)
+  std::string metric;
+  int direction = +1; // +1: higher is better
+  Commit culprit, parent;
+  // Non-empty when the answer is a set of commits ("could be any of"); `culprit` is then the first commit
+  // measured bad and `parent` the last one measured good.
+  std::vector<Commit> credible_set;
+  bool confident = true; // false: the "no culprit with high confidence" mail
+  // Primary metric first, then others; render_report keeps only the others that changed beyond their noise.
+  std::vector<MetricComparison> metrics;
+  double p_culprit = 0;
+  int runs = 0, builds = 0, boots = 0;
+  std::vector<ChartPoint> chart;          // every sample of every tested commit, commit order
+  std::vector<std::string> verification;  // "confirm: 10 pairs, -15.2% ± 1.1%"
+  bool layout_artefact = false;           // the shift vanished with forced code alignment
+  std::string job_yaml;
+  std::vector<std::string> reproduce;     // bisectctl commands
+  std::string from, reported_by;          // "bisectd <bisectd@localhost>"
+  std::string in_reply_to;                // message id or lore URL from a Link: trailer; may be empty
+};
+
+struct Recipients {
+  std::vector<std::string> to; // "Name <addr>" or "addr", deduplicated (see compute_recipients)
+  std::vector<std::string> cc;
+};
+
+// The whole mail: subject, LKP-style body, stable Message-ID, Date from `created_at`, threading headers.
+Mail render_report(const ReportInput& input, const Recipients& recipients);
+
+// The subject line alone (see render_report).
+std::string report_subject(const ReportInput& input);
+
+// "<YYYYMMDDHHMM.<id>.<8 hex>-bisectd@domain>": the same for the same bisection, so retries never send twice.
+std::string message_id_for(std::int64_t bisection_id, std::int64_t created_at, std::string_view domain);
+
+} // namespace bisectd::report

@@ -1,0 +1,135 @@
+#include "report/text.hpp"
+
+#include <cstdarg>
+#include <cstdio>
+#include <vector>
+
+namespace bisectd::report {
+
+std::string strprintf(const char* format, ...) {
+  va_list args;
+  va_start(args, format);
+  va_list copy;
+  va_copy(copy, args);
+  int size = std::vsnprintf(nullptr, 0, format, copy);
+  va_end(copy);
+  std::string out;
+  if (size > 0) {
+    std::vector<char> buffer(static_cast<std::size_t>(size) + 1);
+    std::vsnprintf(buffer.data(), buffer.size(), format, args);
+    out.assign(buffer.data(), static_cast<std::size_t>(size));
+  }
+  va_end(args);
+  return out;
+}
+
+namespace {
+
+// Length of the valid UTF-8 sequence starting at `i`, or 0 when it is invalid.
+std::size_t utf8_sequence_length(std::string_view text, std::size_t i) {
+  auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  unsigned char lead = byte(i);
+  std::size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xe ? 3 : (lead >> 3) == 0x1e ? 4 : 0;
+  if (length == 0 || i + length > text.size()) {
+    return 0;
+  }
+  unsigned int code = length == 1 ? lead : length == 2 ? (lead & 0x1fU) : length == 3 ? (lead & 0x0fU) : (lead & 0x07U);
+  for (std::size_t k = 1; k < length; ++k) {
+    if ((byte(i + k) & 0xc0) != 0x80) {
+      return 0;
+    }
+    code = (code << 6) | (byte(i + k) & 0x3fU);
+  }
+  static constexpr unsigned int k_min[] = {0, 0, 0x80, 0x800, 0x10000};
+  bool overlong = code < k_min[length];
+  bool surrogate = code >= 0xd800 && code <= 0xdfff;
+  return (overlong || surrogate || code > 0x10ffff) ? 0 : length;
+}
+
+bool is_control(unsigned char c) { return c < 0x20 || c == 0x7f; }
+
+} // namespace
+
+std::string valid_utf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    std::size_t length = utf8_sequence_length(text, i);
+    if (length == 0) {
+      out += "\xEF\xBF\xBD";
+      ++i;
+      continue;
+    }
+    out.append(text.substr(i, length));
+    i += length;
+  }
+  return out;
+}
+
+std::string single_line(std::string_view text) {
+  std::string clean = valid_utf8(text);
+  std::string out;
+  out.reserve(clean.size());
+  for (char c : clean) {
+    bool space = c == ' ' || is_control(static_cast<unsigned char>(c));
+    if (space) {
+      if (!out.empty() && out.back() != ' ') {
+        out += ' ';
+      }
+      continue;
+    }
+    out += c;
+  }
+  while (!out.empty() && out.back() == ' ') {
+    out.pop_back();
+  }
+  return out;
+}
+
+std::string multi_line(std::string_view text) {
+  std::string clean = valid_utf8(text);
+  std::string out;
+  out.reserve(clean.size());
+  for (char c : clean) {
+    if (c == '\r') {
+      continue;
+    }
+    bool keep = c == '\n' || c == '\t' || !is_control(static_cast<unsigned char>(c));
+    out += keep ? c : ' ';
+  }
+  return out;
+}
+
+std::string strip_trailing_space(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    bool has_newline = end != std::string_view::npos;
+    std::string_view line = text.substr(start, has_newline ? end - start : std::string_view::npos);
+    if (line != "-- ") {
+      while (!line.empty() && (line.back() == ' ' || line.back() == '\t')) {
+        line.remove_suffix(1);
+      }
+    }
+    out.append(line);
+    if (has_newline) {
+      out += '\n';
+    }
+    start = has_newline ? end + 1 : text.size();
+  }
+  return out;
+}
+
+bool is_ascii(std::string_view text) {
+  for (char c : text) {
+    if (static_cast<unsigned char>(c) >= 0x80) {
+      return false;
+    }
+  }
+  return true;
+}
+
+} // namespace bisectd::report

@@ -1,0 +1,30 @@
+# Debian 12 packages bisectd needs, and a helper that installs the missing ones (apt-get update once).
+# Sourced by scripts/test and scripts/demo.
+
+BUILD_PACKAGES=(build-essential cmake ninja-build pkg-config git libgit2-dev libboost-dev libspdlog-dev libfmt-dev
+  libyaml-cpp-dev libsqlite3-dev libcli11-dev nlohmann-json3-dev libcurl4-openssl-dev catch2 python3)
+TEST_PACKAGES=(python3-aiosmtpd sqlite3)
+KERNEL_PACKAGES=(linux-source-6.1 qemu-system-x86 busybox-static ccache bc flex bison libelf-dev libssl-dev cpio
+  xz-utils kmod perl)
+
+# install_packages PKG...: installs those not yet installed; needs root (or sudo) when something is missing.
+install_packages() {
+  local missing=()
+  local p
+  for p in "$@"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  local sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  echo "installing: ${missing[*]}" >&2
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+}
+
+# build_bisectd DIR: configures and builds the project into DIR (Release with debug info).
+build_bisectd() {
+  local dir=$1
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build "$dir" -j"$(nproc)"
+}

@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""End to end: register a tree, the watcher measures its head, a push brings a regression, the shift is
+confirmed, bisected to the planted commit, and the report arrives once at a real SMTP server."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import check, git, make_repo, run, wait_for, write_job  # noqa: E402
+
+
+def test(env):
+    repo = os.path.join(env.dir, "repo")
+    shas = make_repo(repo, "--split-at", "8")
+    job = write_job(os.path.join(env.dir, "job.yaml"))
+    env.start_smtp()
+    env.start_daemon()
+    env.ctl("tree", "add", "demo", repo, "--branch", "master", "--job", job, "--notify", "Watcher <watch@example.org>")
+    trees = env.ctl_json("tree", "list")
+    check(trees["trees"][0]["name"] == "demo", f"tree list: {trees}")
+
+    # The first head becomes the baseline once measured.
+    wait_for(lambda: env.ctl_json("status")["queue"].get("done", 0) >= 1, 300, "the baseline head was never measured")
+    check(env.ctl_json("bisections")["bisections"] == [], "a bisection opened without a push")
+
+    git(repo, "update-ref", "refs/heads/master", shas["head"])  # the push
+    wait_for(lambda: env.ctl_json("bisections")["bisections"], 600, "no bisection opened after the regressing push")
+    bisection = env.ctl_json("bisections")["bisections"][0]
+    check(bisection["origin"] == "detect", f"origin: {bisection}")
+    check(bisection["good"] == shas["split"] and bisection["bad"] == shas["head"], f"range: {bisection}")
+
+    r = env.ctl("wait", str(bisection["id"]), "--timeout", "900", expect=None)
+    show = env.ctl_json("show", str(bisection["id"]))
+    check(r.returncode == 0, f"wait: exit {r.returncode}: {r.stderr[-500:]}\nshow: {show}")
+    check(show["state"] == "found", f"state: {show['state']}")
+    check(show["culprit"] == shas["culprit"], f"culprit {show['culprit']} != planted {shas['culprit']}")
+    check(show["runs"] > 0 and show["builds"] > 0, f"runs/builds: {show}")
+
+    wait_for(lambda: len(env.mails()) >= 1, 120, "no mail arrived at the SMTP server")
+    mails = env.mails()
+    check(len(mails) == 1, f"{len(mails)} mails arrived, expected exactly one")
+    text, recipients = mails[0]
+    check(shas["culprit"][:10] in text.split("\n\n", 1)[0], "the subject does not name the culprit")
+    check(shas["culprit"] in text, "the body does not name the culprit's full sha")
+    check("watch@example.org" in recipients, f"notify address missing: {recipients}")
+    check("rita@example.org" in recipients, f"the culprit's author is not a recipient: {recipients}")
+    report = env.ctl("report", str(bisection["id"])).stdout
+    check(shas["culprit"] in report, "bisectctl report does not name the culprit")
+
+
+if __name__ == "__main__":
+    sys.exit(run("pipeline", test))

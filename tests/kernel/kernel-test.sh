@@ -1,0 +1,152 @@
+#!/usr/bin/env bash
+# Slow kernel test (ctest label `kernel`): real builds of the demo kernel tree and QEMU boots.
+#   kernel-test.sh KERNEL_LAB_TOOL BENCH_CORE_DIR
+# State kept between runs (so reruns are incremental): ${BISECTD_KERNEL_TEST_DIR:-~/.cache/bisectd/kernel-test}
+#   tree.git (scripts/make-kernel-tree), worktree/ (git worktree of it), kbuild/ (build dirs), store/.
+# Exit 125 (skip) when a prerequisite is missing. Timings go to stdout as "timing: ..." lines.
+set -euo pipefail
+
+tool=$(realpath "$1")
+export BISECTD_BENCH_CORE_DIR=$(realpath "$2")
+src=$(cd "$(dirname "$0")/../.." && pwd)
+root=${BISECTD_KERNEL_TEST_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/bisectd/kernel-test}
+fragment=$src/configs/kconfig/qemu-x86_64.config
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/kernel-test.XXXXXX")
+failures=0
+
+skip() { echo "SKIP: $*"; exit 125; }
+note() { echo "--- $*"; }
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+# value KEY FILE: the value of a "key: value" line of the tool's output.
+value() { sed -n "s/^$1: //p" "$2" | head -1; }
+expect() { # expect FILE KEY VALUE
+  local got
+  got=$(value "$2" "$1")
+  [[ $got == "$3" ]] || fail "$1: $2 is '$got', expected '$3'"
+}
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+
+[[ -r /usr/src/linux-source-6.1.tar.xz ]] || skip "linux-source-6.1 not installed"
+command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not installed (qemu-system-x86)"
+[[ -x /bin/busybox ]] || skip "busybox-static not installed"
+[[ -x $BISECTD_BENCH_CORE_DIR/page_fault ]] || skip "bench-core not built in $BISECTD_BENCH_CORE_DIR"
+
+mkdir -p "$root"
+note "kernel tree"
+"$src/scripts/make-kernel-tree" "$root/tree.git" >"$tmp/planted" 2>"$tmp/tree.log" || { cat "$tmp/tree.log"; exit 1; }
+base=$(cat "$root/tree.git/.bisectd-base")
+planted=$(tail -1 "$tmp/planted")
+if [[ ! -e $root/worktree/.git ]]; then
+  rm -rf "$root/worktree"
+  git -C "$root/tree.git" worktree prune
+  git -C "$root/tree.git" worktree add -q --detach "$root/worktree" "$base"
+fi
+checkout() { git -C "$root/worktree" checkout -q --detach "$1"; }
+build() { # build COMMIT OUT [STORE] [extra tool args...]
+  local commit=$1 out=$2 store=${3:-$root/store}
+  "$tool" build --tree demo --worktree "$root/worktree" --commit "$commit" --store "$store" \
+    --build-root "$root/kbuild" --fragment "$fragment" "${@:4}" >"$out" 2>>"$tmp/tool.log"
+}
+boot() { # boot COMMIT OUT [tool args...] -- command
+  local commit=$1 out=$2
+  "$tool" boot --artifacts "$(value artifact_dir "$tmp/build-$commit")" --log-dir "$tmp/boots" \
+    --accel tcg --primary "${PRIMARY:-page_fault.ops_per_sec}" "${@:3}" >"$out" 2>>"$tmp/tool.log"
+}
+
+note "build the base commit (cold: 10-17 min; later runs reuse the store)"
+checkout "$base"
+start=$(now)
+build "$base" "$tmp/build-$base"
+echo "timing: base build $(elapsed "$start")s (reused: $(value reused "$tmp/build-$base"))"
+expect "$tmp/build-$base" outcome ok
+expect "$tmp/build-$base" kernel_release "6.1.192-g${base:0:12}"
+for artifact in bzImage config System.map; do
+  [[ -s $(value artifact_dir "$tmp/build-$base")/$artifact ]] || fail "artifact $artifact missing"
+done
+build "$base" "$tmp/rebuild"
+expect "$tmp/rebuild" reused yes
+
+note "boot it and take samples"
+boot "$base" "$tmp/boot-ok" --release "6.1.192-g${base:0:12}" --runs 2 -- page_fault --seconds 1
+expect "$tmp/boot-ok" outcome ok
+expect "$tmp/boot-ok" runs 2
+expect "$tmp/boot-ok" run0.ok 1
+expect "$tmp/boot-ok" run1.ok 1
+awk -F': ' '$1 == "run0.page_fault.ops_per_sec" && $2 > 1000 { ok = 1 } END { exit !ok }' "$tmp/boot-ok" ||
+  fail "no plausible page_fault.ops_per_sec sample"
+grep -q "BISECTD-BOOT release=6.1.192-g${base:0:12}" "$(value console_log "$tmp/boot-ok")" || fail "console lacks the marker"
+
+note "a kernel that is not the build's is a boot failure"
+boot "$base" "$tmp/boot-wrong" --release "6.1.192-g000000000000" -- page_fault --seconds 1
+expect "$tmp/boot-wrong" outcome boot_failed
+expect "$tmp/boot-wrong" runs 0
+
+note "a kernel that panics during boot is a boot failure with its console log kept"
+boot "$base" "$tmp/boot-panic" --release "6.1.192-g${base:0:12}" --append "rdinit=/nonexistent init=/nonexistent" \
+  --boot-timeout 60s -- page_fault --seconds 1
+expect "$tmp/boot-panic" outcome boot_failed
+expect "$tmp/boot-panic" runs 0
+grep -q "Kernel panic - not syncing" "$(value console_log "$tmp/boot-panic")" || fail "panic console log not kept"
+grep -q "kernel crashed: Kernel panic" "$tmp/boot-panic" || fail "boot failure message does not name the panic"
+
+note "two machines boot in parallel"
+PRIMARY=syscall.ops_per_sec boot "$base" "$tmp/par1" --name qemu-a -- syscall --seconds 1 &
+PRIMARY=syscall.ops_per_sec boot "$base" "$tmp/par2" --name qemu-b -- syscall --seconds 1 &
+wait
+expect "$tmp/par1" run0.ok 1
+expect "$tmp/par2" run0.ok 1
+
+note "a fragment option that does not survive olddefconfig rejects the job"
+if build "$base" "$tmp/lost" "$tmp/store-lost" --extra CONFIG_E1000=y; then
+  fail "a lost option was accepted"
+fi
+expect "$tmp/lost" error_code invalid_config
+grep -q "CONFIG_E1000=y (now not set)" "$tmp/tool.log" || fail "the lost option is not named"
+rm -rf "$(value build_dir "$tmp/lost")" "$(value build_dir "$tmp/lost").lock"
+
+note "incremental rebuild after a one-file change: plain make vs KernelBuilder, same build dir"
+one_file=$(git -C "$root/tree.git" rev-list --reverse "$base..$planted" | sed -n 4p) # exit: comment in kernel/exit.c
+objdir=$(value build_dir "$tmp/build-$base")
+plain_make() { # plain_make COMMIT: what a developer would type in the same build dir
+  CCACHE_DIR=${XDG_CACHE_HOME:-$HOME/.cache}/bisectd/ccache CCACHE_BASEDIR=$root \
+    make -C "$root/worktree" O="$objdir" ARCH=x86_64 "CC=ccache gcc" HOSTCC=gcc LOCALVERSION="-g${1:0:12}" \
+    KBUILD_BUILD_USER=bisectd KBUILD_BUILD_HOST=bisectd -j"$(nproc)" bzImage >"$tmp/plain.log" 2>&1
+}
+plain_make "$base" # the build dir back at the base commit
+checkout "$one_file"
+start=$(now)
+build "$one_file" "$tmp/build-one" "$tmp/store-incremental"
+ours=$(elapsed "$start")
+expect "$tmp/build-one" outcome ok
+expect "$tmp/build-one" reused no
+checkout "$base"
+plain_make "$base"
+checkout "$one_file"
+start=$(now)
+plain_make "$one_file" || fail "plain make failed"
+plain=$(elapsed "$start")
+echo "timing: one-file incremental rebuild: KernelBuilder ${ours}s, plain make ${plain}s"
+
+note "the planted commit slows page_fault down"
+parent=$(git -C "$root/tree.git" rev-parse "$planted~1")
+for commit in "$parent" "$planted"; do
+  checkout "$commit"
+  build "$commit" "$tmp/build-$commit"
+  expect "$tmp/build-$commit" outcome ok
+  boot "$commit" "$tmp/bench-$commit" --release "6.1.192-g${commit:0:12}" --runs 3 -- page_fault --seconds 2
+  expect "$tmp/bench-$commit" outcome ok
+done
+mean() { awk -F': ' '$1 ~ /page_fault.ops_per_sec$/ { s += $2; n++ } END { printf "%.0f", n ? s / n : 0 }' "$1"; }
+before=$(mean "$tmp/bench-$parent")
+after=$(mean "$tmp/bench-$planted")
+echo "timing: page_fault.ops_per_sec parent $before, planted $after"
+awk -v a="$before" -v b="$after" 'BEGIN { exit !(b < 0.85 * a) }' || fail "planted commit is not >= 15% slower"
+checkout "$base"
+
+if ((failures > 0)); then
+  echo "kernel test: $failures failure(s); logs in $tmp"
+  exit 1
+fi
+rm -rf "$tmp"
+echo "kernel test: ok"

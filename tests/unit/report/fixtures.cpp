@@ -1,0 +1,143 @@
+#include "fixtures.hpp"
+
+#include <cmath>
+
+namespace bisectd::report::testing {
+
+namespace {
+
+Commit make_commit(std::string sha, std::string subject, std::string author, std::string email) {
+  Commit commit;
+  commit.sha = std::move(sha);
+  commit.subject = std::move(subject);
+  commit.author = Person{author, email};
+  commit.committer = Person{"Andrew Morton", "akpm@linux-foundation.org"};
+  commit.trailers = {{"Signed-off-by", author + " <" + email + ">"},
+                     {"Reviewed-by", "Michal Hocko <mhocko@suse.com>"},
+                     {"Cc", "stable@vger.kernel.org # 6.1+"},
+                     {"Signed-off-by", "Andrew Morton <akpm@linux-foundation.org>"}};
+  commit.commit_time = 1'764'000'000;
+  return commit;
+}
+
+// Three samples per tested commit; positions after `culprit_position` sit on the bad side.
+std::vector<ChartPoint> chart_points(double good, double bad, std::size_t culprit_position) {
+  static constexpr std::size_t k_tested[] = {0, 4, 8, 10, 11, 12, 13, 16, 24};
+  static constexpr double k_noise[] = {-0.004, 0.001, 0.003};
+  std::vector<ChartPoint> points;
+  for (std::size_t position : k_tested) {
+    bool bad_side = position >= culprit_position;
+    for (std::size_t run = 0; run < 3; ++run) {
+      double base = bad_side ? bad : good;
+      double wiggle = k_noise[(run + position) % 3];
+      points.push_back(ChartPoint{position, bad_side ? "f6eccb430010201d3c155b73035a1b2c3d4e5f60"
+                                                     : "4c86da8ea2d2f784aa0011223344556677889900",
+                                  std::round(base * (1 + wiggle)), bad_side});
+      if (position == culprit_position) {
+        points.back().commit = "f6eccb430010201d3c155b73035a1b2c3d4e5f60";
+      } else if (bad_side) {
+        points.back().commit = "9999999999aaaaaaaaaabbbbbbbbbbcccccccccc";
+      }
+    }
+  }
+  return points;
+}
+
+} // namespace
+
+ReportInput regression_input() {
+  ReportInput input;
+  input.bisection_id = 42;
+  input.created_at = 1'764'454'020; // 2025-11-29 22:07:00 UTC
+  input.tree = "linux-next";
+  input.branch = "master";
+  input.url = "https://git.kernel.org/pub/scm/linux/kernel/git/next/linux-next.git";
+  input.job_name = "vm-scalability-anon-r-seq";
+  input.testcase = "vm-scalability";
+  input.machine_description =
+    "88 threads 2 sockets Intel(R) Xeon(R) Gold 6238M CPU @ 2.10GHz (Cascade Lake) with 128G memory";
+  input.params = {{"runtime", "300s"}, {"test", "anon-r-seq"}, {"cpufreq_governor", "performance"}};
+  input.compiler = "gcc-12";
+  input.kconfig = "x86_64-rhel-9.4";
+  input.metric = "vm-scalability.throughput";
+  input.direction = +1;
+  input.parent = make_commit("4c86da8ea2d2f784aa0011223344556677889900",
+                             "mm: workingset: move the stats flush into workingset_test_recent()",
+                             "Yosry Ahmed", "yosryahmed@google.com");
+  input.culprit = make_commit("f6eccb430010201d3c155b73035a1b2c3d4e5f60",
+                              "mm: memcg: restore subtree stats flushing", "Yosry Ahmed", "yosryahmed@google.com");
+  input.metrics = {
+    {"vm-scalability.throughput", {616100, 617900, 616800}, {576900, 577800, 576300}},
+    {"vm-scalability.time.system_time", {2310, 2305, 2315}, {2450, 2460, 2455}},
+    {"vm-scalability.time.user_time", {101.2, 99.8, 100.5}, {100.9, 101.4, 99.9}}, // noise: filtered out
+    {"mpstat.cpu.all.sys%", {82.5, 83.0, 82.8}, {91.3, 91.6, 91.45}},
+    {"cpuidle.C3.time", {1000, 20000, 739584}, {2941000, 2942000, 2942946}},
+  };
+  input.p_culprit = 0.9962;
+  input.runs = 57;
+  input.builds = 9;
+  input.boots = 9;
+  input.chart = chart_points(616938, 577000, 12);
+  input.verification = {"confirm: 10 interleaved pairs, -6.4% \u00b1 0.3% (holds)",
+                        "revert: on top of 1a2b3c4d5e, throughput back to 616512 (+6.8%)",
+                        "layout: with CONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B=y still -6.2% (not an artefact)"};
+  input.job_yaml = "name: vm-scalability-anon-r-seq\n"
+                   "build: {recipe: kernel, kconfig: x86_64-rhel-9.4}\n"
+                   "run: {machine_group: csl-2sp, command: [./run-vm-scalability, anon-r-seq], runs: 3}\n"
+                   "metrics: {parse: lkp, primary: vm-scalability.throughput, direction: higher_is_better}\n";
+  input.reproduce = {"bisectctl show 42", "bisectctl report 42",
+                     "bisectctl bisect start --tree linux-next --job vm-scalability-anon-r-seq --good 4c86da8ea2 "
+                     "--bad f6eccb4300"};
+  input.from = "bisectd <bisectd@localhost>";
+  input.reported_by = "bisectd <bisectd@localhost>";
+  return input;
+}
+
+ReportInput improvement_input() {
+  ReportInput input = regression_input();
+  input.bisection_id = 43;
+  input.metric = "kbuild.buildtime_per_iteration";
+  input.direction = -1;
+  input.testcase = "kbuild";
+  input.params = {{"runtime", "300s"}, {"nr_task", "50%"}};
+  input.metrics = {{"kbuild.buildtime_per_iteration", {61.8, 62.4, 62.1}, {55.1, 54.7, 55.0}}};
+  input.chart = chart_points(62.1, 55.0, 12);
+  for (auto& point : input.chart) {
+    point.value = std::round(point.value * 10) / 10;
+  }
+  input.verification = {"confirm: 10 interleaved pairs, -11.3% \u00b1 0.8% (holds)"};
+  return input;
+}
+
+ReportInput set_input() {
+  ReportInput input = regression_input();
+  input.bisection_id = 44;
+  input.credible_set = {input.culprit,
+                        make_commit("0a1b2c3d4e5f60718293a4b5c6d7e8f901234567", "mm: memcg: prepare for flushing",
+                                    "Yosry Ahmed", "yosryahmed@google.com"),
+                        make_commit("1122334455667788990011223344556677889900", "mm: memcg: fix the build on !SMP",
+                                    "Yosry Ahmed", "yosryahmed@google.com")};
+  input.p_culprit = 0.991;
+  return input;
+}
+
+ReportInput layout_input() {
+  ReportInput input = regression_input();
+  input.bisection_id = 45;
+  input.layout_artefact = true;
+  input.verification = {"confirm: 10 interleaved pairs, -6.4% \u00b1 0.3% (holds)",
+                        "layout: with CONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B=y: -0.2% \u00b1 0.4% (shift vanished)"};
+  return input;
+}
+
+ReportInput not_confident_input() {
+  ReportInput input = set_input();
+  input.bisection_id = 46;
+  input.confident = false;
+  input.p_culprit = 0.62;
+  input.credible_set.push_back(make_commit("abcdefabcdefabcdefabcdefabcdefabcdefabcd", "mm: vmscan: tidy up",
+                                           "Jane Doe", "jane@example.org"));
+  return input;
+}
+
+} // namespace bisectd::report::testing

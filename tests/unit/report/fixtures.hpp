@@ -1,0 +1,23 @@
+#pragma once
+// Fixed report inputs shared by the golden and unit tests of report/.
+
+#include "report/report.hpp"
+
+namespace bisectd::report::testing {
+
+// A -6.5% style regression of vm-scalability.throughput, single culprit, everything filled in.
+ReportInput regression_input();
+
+// The same tree, an improvement of a lower-is-better metric.
+ReportInput improvement_input();
+
+// A confident answer that is a set of three commits (two of them do not build).
+ReportInput set_input();
+
+// The regression whose shift vanished with forced alignment.
+ReportInput layout_input();
+
+// No culprit with high confidence: a credible set of four commits.
+ReportInput not_confident_input();
+
+} // namespace bisectd::report::testing

@@ -1,0 +1,126 @@
+#pragma once
+// The project's only door to git (libgit2): mirrors, revisions, history, commit metadata, checkouts.
+// A Repository is move-only and used by one thread at a time; separate Repository objects (even on the
+// same directory) may be used from different threads.
+
+#include "base/error.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+struct git_repository;
+
+namespace bisectd::vcs {
+
+struct Trailer {
+  std::string key;   // "Signed-off-by"
+  std::string value; // "Jane <j@x.org>"
+};
+
+struct CommitInfo {
+  std::string sha;
+  std::vector<std::string> parents; // full shas, in parent order (first parent first)
+  std::string subject;              // first line of the message
+  std::string body;                 // the message after the subject line, leading blank lines dropped
+  std::string author_name, author_email, committer_name, committer_email;
+  std::int64_t author_time = 0, commit_time = 0; // seconds since the epoch
+  std::vector<Trailer> trailers;                 // from the last paragraph, git interpret-trailers style
+};
+
+// A commit and its parents only (what bisection's DAG needs), cheaper to produce than CommitInfo.
+struct CommitNode {
+  std::string sha;
+  std::vector<std::string> parents; // full shas, first parent first
+};
+
+// Ok for a local path, file://, http(s)://, ssh://, git:// and scp-like [user@]host:path URLs. Rejects
+// empty URLs, spaces, control and shell metacharacters, a leading '-', and `transport::` helper syntax;
+// the error (ErrorCode::invalid_input) names the URL.
+Status validate_url(std::string_view url);
+
+class Repository {
+public:
+  Repository(Repository&&) noexcept;
+  Repository& operator=(Repository&&) noexcept;
+  Repository(const Repository&) = delete;
+  Repository& operator=(const Repository&) = delete;
+  ~Repository();
+
+  // Opens the (bare or non-bare) repository at `git_dir`. Error: not_found when it is not a repository.
+  static Result<Repository> open(const std::filesystem::path& git_dir);
+
+  // Bare mirror of `url` in `git_dir` (like `git clone --mirror`): created and fetched when absent,
+  // opened and fetched (origin's URL updated to `url`) when it exists. `url` must pass validate_url.
+  static Result<Repository> mirror(const std::string& url, const std::filesystem::path& git_dir);
+
+  // Updates every ref from origin (+refs/*:refs/*), pruning refs that origin no longer has; then refreshes
+  // the commit-graph when new objects arrived (or there is none).
+  Status fetch();
+
+  // Rewrites objects/info/commit-graph for all refs. range() then walks history from that one file instead
+  // of reading every commit object (git uses the same file). Error: io when it cannot be written.
+  Status write_commit_graph();
+
+  // The full commit sha of any revision: branch, tag, sha or unique prefix, HEAD~2, master^2.
+  // Error: not_found naming `rev`.
+  Result<std::string> resolve(const std::string& rev);
+
+  // Local branches ("master") → the commit sha they point at.
+  Result<std::map<std::string, std::string>> branch_heads();
+
+  // Metadata of the commit `sha` (any revision accepted).
+  Result<CommitInfo> commit(const std::string& sha);
+
+  // [good, c1, ..., bad]: bad's first-parent chain back to good (both included). Error (invalid_input)
+  // naming both when good is not on bad's first-parent chain.
+  Result<std::vector<std::string>> first_parent_chain(const std::string& good, const std::string& bad);
+
+  // `git rev-list bad ^good1 ^good2 ...` with metadata, newest first and topological (every commit comes
+  // before its parents). Parents outside the range are still listed in CommitInfo::parents.
+  Result<std::vector<CommitInfo>> range(const std::vector<std::string>& goods, const std::string& bad);
+
+  // The same commits and order as range(), with parents only: served from the commit-graph without
+  // reading commit objects when the graph covers the tips. Use it for midpoints (bisectctl midpoint).
+  Result<std::vector<CommitNode>> range_graph(const std::vector<std::string>& goods, const std::string& bad);
+
+  // The best common ancestor of `a` and `b`. Error: not_found when they share no history.
+  Result<std::string> merge_base(const std::string& a, const std::string& b);
+
+  // True when `ancestor` is reachable from `descendant` (a commit is its own ancestor, as in git).
+  Result<bool> is_ancestor(const std::string& ancestor, const std::string& descendant);
+
+  // Paths added, modified or deleted by `sha` against its first parent (all files for a root commit), sorted.
+  Result<std::vector<std::string>> changed_paths(const std::string& sha);
+
+  // `git format-patch`-like text: "From <sha> ...", From:, Date:, Subject:, message, ---, diffstat, diff
+  // (against the first parent).
+  Result<std::string> patch(const std::string& sha);
+
+  // Checks `sha` out into `worktree`, a reusable non-bare repository created on first use whose objects
+  // come from this repository (alternates). Only files that differ are rewritten (unchanged files keep
+  // their mtime); tracked files the commit lacks and untracked files are removed; ignored files stay
+  // unless a tracked path needs their place. HEAD is left detached at `sha`.
+  Status checkout(const std::string& sha, const std::filesystem::path& worktree);
+
+  // A new commit object on no branch: `onto` with `culprit`'s change reverted (mainline 1 for merges).
+  // Error: conflict naming the conflicting paths.
+  Result<std::string> revert_onto(const std::string& culprit, const std::string& onto);
+
+  // The repository's git directory.
+  [[nodiscard]] std::filesystem::path git_dir() const;
+
+private:
+  explicit Repository(git_repository* repo);
+
+  struct Free {
+    void operator()(git_repository* repo) const noexcept;
+  };
+  std::unique_ptr<git_repository, Free> m_repo;
+};
+
+} // namespace bisectd::vcs

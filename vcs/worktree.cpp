@@ -1,0 +1,76 @@
+// Reusable build worktrees: a non-bare repository per worktree that borrows the mirror's objects through
+// .git/objects/info/alternates, so a checkout rewrites only the files that differ and incremental builds
+// (make, kbuild) see unchanged mtimes on everything else.
+#include "vcs/repository.hpp"
+
+#include "base/fs.hpp"
+#include "vcs/git_handle.hpp"
+
+#include <system_error>
+
+namespace bisectd::vcs {
+
+using namespace detail;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Makes `worktree`/.git borrow objects from `objects_dir` (rewritten when the mirror moved).
+Status write_alternates(const fs::path& worktree, const fs::path& objects_dir) {
+  fs::path file = worktree / ".git" / "objects" / "info" / "alternates";
+  std::string wanted = objects_dir.string() + "\n";
+  if (auto current = base::read_file(file); current && *current == wanted) {
+    return {};
+  }
+  BISECTD_TRY(base::make_dirs(file.parent_path()));
+  return base::write_file_atomic(file, wanted);
+}
+
+// Opens the worktree repository, creating it on first use. Refuses a non-empty directory that is not one:
+// a forced checkout there would delete someone's files.
+Result<RepoPtr> open_worktree(const fs::path& worktree, const fs::path& objects_dir) {
+  std::error_code ec;
+  bool is_repo = fs::exists(worktree / ".git", ec);
+  if (!is_repo && fs::exists(worktree, ec) && !fs::is_empty(worktree, ec)) {
+    return make_error(ErrorCode::invalid_input,
+                      "worktree " + worktree.string() + ": exists, is not empty and is not a git worktree");
+  }
+  if (!is_repo) {
+    BISECTD_TRY(base::make_dirs(worktree));
+    git_repository* created = nullptr;
+    BISECTD_TRY(check(git_repository_init(&created, worktree.c_str(), 0), "worktree " + worktree.string(), ErrorCode::io));
+    git_repository_free(created);
+  }
+  BISECTD_TRY(write_alternates(worktree, objects_dir));
+  git_repository* raw = nullptr;
+  BISECTD_TRY(check(git_repository_open_ext(&raw, worktree.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr),
+                    "worktree " + worktree.string(), ErrorCode::io));
+  return RepoPtr(raw);
+}
+
+} // namespace
+
+Status Repository::checkout(const std::string& sha, const fs::path& worktree) {
+  BISECTD_TRY_ASSIGN(auto commit, lookup_commit(m_repo.get(), sha));
+  const git_oid id = *git_commit_id(commit.get());
+  std::string what = "checkout " + to_hex(id) + " into " + worktree.string();
+  fs::path objects_dir = fs::absolute(fs::path(git_repository_path(m_repo.get())) / "objects");
+  auto repo = open_worktree(worktree, objects_dir);
+  if (!repo) {
+    return std::unexpected(repo.error().context("checkout " + to_hex(id)));
+  }
+  git_commit* target = nullptr;
+  BISECTD_TRY(check(git_commit_lookup(&target, repo->get(), &id), what));
+  CommitPtr owned_target(target);
+  git_checkout_options options = GIT_CHECKOUT_OPTIONS_INIT;
+  // FORCE: build outputs that modified tracked files never block; REMOVE_UNTRACKED: leftovers of another
+  // commit go; ignored files (object files, .config) stay for incremental builds.
+  options.checkout_strategy = GIT_CHECKOUT_FORCE | GIT_CHECKOUT_REMOVE_UNTRACKED;
+  BISECTD_TRY(check(git_checkout_tree(repo->get(), reinterpret_cast<const git_object*>(target), &options), what,
+                    ErrorCode::io));
+  BISECTD_TRY(check(git_repository_set_head_detached(repo->get(), &id), what + ": detach HEAD", ErrorCode::io));
+  return {};
+}
+
+} // namespace bisectd::vcs
