@@ -135,6 +135,9 @@ Result<pid_t> spawn(const Command& command, ChildIo& io) {
   posix_spawn_file_actions_adddup2(&actions, io.stdin_read.get(), 0);
   posix_spawn_file_actions_adddup2(&actions, io.out_write.get(), 1);
   posix_spawn_file_actions_adddup2(&actions, command.stderr_to_stdout ? io.out_write.get() : io.err_write.get(), 2);
+  // Nothing else leaks into the child (listening sockets, the database): a killed daemon's children must not
+  // keep its port or files open.
+  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
   if (!command.cwd.empty()) {
     posix_spawn_file_actions_addchdir_np(&actions, command.cwd.c_str());
   }
@@ -263,7 +266,7 @@ PumpOutcome wait_exit(const Command& command, pid_t pid, int& wstatus, Clock::ti
       outcome.cancelled = cancelled && !over_time;
       return outcome;
     }
-    ::usleep(20'000);
+    ::usleep(2'000);
   }
 }
 

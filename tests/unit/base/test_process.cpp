@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 using namespace bisectd;
 using namespace std::chrono_literals;
 
@@ -76,4 +78,22 @@ TEST_CASE("base::run_checked turns failure into an error naming the program", "[
   REQUIRE_FALSE(status);
   CHECK(status.error().code == ErrorCode::build_failed);
   CHECK(status.error().message.find("exit 2: boom") != std::string::npos);
+}
+
+TEST_CASE("base::run does not leak the parent's descriptors into the child", "[base]") {
+  int pipe_fds[2];
+  REQUIRE(::pipe(pipe_fds) == 0); // no O_CLOEXEC on purpose
+  // High numbers, so the listing's own descriptors (ls opens one for /proc/self/fd) cannot collide.
+  int fds[2] = {::dup2(pipe_fds[0], 200), ::dup2(pipe_fds[1], 201)};
+  ::close(pipe_fds[0]);
+  ::close(pipe_fds[1]);
+  base::Command cmd;
+  cmd.argv = {"sh", "-c", "ls /proc/self/fd"};
+  auto status = base::run(cmd);
+  ::close(fds[0]);
+  ::close(fds[1]);
+  REQUIRE(status);
+  auto fd_lines = status->out;
+  CHECK(fd_lines.find(std::to_string(fds[0]) + "\n") == std::string::npos);
+  CHECK(fd_lines.find(std::to_string(fds[1]) + "\n") == std::string::npos);
 }
