@@ -2,6 +2,7 @@
 
 #include "base/clock.hpp"
 #include "base/strings.hpp"
+#include "daemon/verifier.hpp"
 
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
@@ -129,6 +130,14 @@ Result<bisect::Problem> BisectionDriver::problem_for(const storage::BisectionRow
     BISECTD_TRY_ASSIGN(auto flags, m_context.store->flags(job.name, chain[i]));
     candidate.skipped = flags["unbuildable"] > 0 || flags["unbootable"] >= 2 || flags["unrunnable"] > 0;
     problem.chain.push_back(candidate);
+  }
+  auto result = json::parse(b.result_json, nullptr, false);
+  if (result.is_object() && result.contains("excluded")) {
+    for (const auto& sha : result["excluded"]) {
+      if (index.contains(sha.get<std::string>())) {
+        problem.chain[index[sha.get<std::string>()]].prior = 0; // verified implausible: cannot be the change
+      }
+    }
   }
   BISECTD_TRY_ASSIGN(auto samples, m_context.store->samples(job.name, chain));
   std::set<std::size_t> built;
@@ -259,7 +268,30 @@ Status BisectionDriver::finish(storage::BisectionRow& b, const Job& job, const s
       return {};
     }
   }
+  std::optional<Verification> verification;
+  if (step.verdict == bisect::Verdict::found && step.culprit) {
+    BISECTD_TRY_ASSIGN(verification, verify_culprit(m_context, b, job, chain, *step.culprit));
+    if (!verification) {
+      return m_context.store->update_bisection(b); // verification runs pending
+    }
+    auto stored = json::parse(b.result_json, nullptr, false);
+    stored["verification"] = verification->details;
+    if (verification->implausible) {
+      // The culprit cannot explain a shift: leave it out of the search and let the posterior move.
+      stored["excluded"].push_back(chain[*step.culprit]);
+      b.result_json = stored.dump();
+      (void)m_context.store->add_event(b.id, "culprit " + base::short_sha(chain[*step.culprit]) +
+                                               " is implausible (" + base::join(verification->lines, "; ") +
+                                               "): searching on without it");
+      return m_context.store->update_bisection(b);
+    }
+    b.result_json = stored.dump();
+  }
   Conclusion c;
+  if (verification) {
+    c.verification = verification->lines;
+    c.layout_artefact = verification->layout_artefact;
+  }
   c.chain = chain;
   c.culprit = step.culprit.value_or(chain.size() - 1);
   c.culprit_sha = chain[c.culprit];
