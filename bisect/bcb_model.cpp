@@ -236,9 +236,13 @@ double entropy_after(const BcbPosterior& post, const std::vector<double>& prefix
   auto it = std::lower_bound(post.bounds.begin(), post.bounds.end(), pos);
   bool split = it == post.bounds.end() || *it != pos;
   std::size_t split_seg = split ? static_cast<std::size_t>(it - post.bounds.begin()) - 1 : segs;
-  next.bounds = post.bounds;
-  if (split) {
-    next.bounds.insert(next.bounds.begin() + static_cast<std::ptrdiff_t>(split_seg) + 1, pos);
+  // Built by appending (GCC 12 warns falsely about vector::insert here at -O2).
+  next.bounds.reserve(post.bounds.size() + 1);
+  for (std::size_t k = 0; k < post.bounds.size(); ++k) {
+    next.bounds.push_back(post.bounds[k]);
+    if (split && k == split_seg) {
+      next.bounds.push_back(pos);
+    }
   }
   std::size_t new_segs = next.bounds.size() - 1;
   for (std::size_t k = 0; k < new_segs; ++k) {

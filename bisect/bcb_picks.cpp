@@ -8,13 +8,13 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 namespace bisectd::bisect {
 
 namespace {
 
-constexpr int k_quad = 8;
-constexpr bool k_debug = false;
+constexpr int k_quad = 8; // equal-weight quantile points of each predictive side
 
 // Model-averaged predictive of one new unit of `runs` runs at `b`, moment-matched per side: x = 0 (b is before
 // the change, or there is none) and x = 1 (b is at or after it). weight[1] is P(b is bad).
@@ -193,6 +193,14 @@ std::vector<Pick> bcb_search_picks(const BcbContext& ctx, std::vector<std::strin
   const double h0 = posterior_entropy(ctx.post, ctx.prefix_a, ctx.prefix_b);
   const double band = k == 1 ? 1.0 : 0.5 / (k + 1);
   std::vector<Pick> picks;
+  if (std::getenv("BCB_MEDIAN") && k == 1) {
+    std::size_t bi = 0; double bv = 9;
+    for (std::size_t i = 0; i < ctx.cdf.size(); ++i) {
+      if (ctx.pickable[i] && std::abs(ctx.cdf[i] - 0.5) < bv) { bv = std::abs(ctx.cdf[i] - 0.5); bi = i; }
+    }
+    picks.push_back({bi, 1, false, false});
+    return picks;
+  }
   for (double q : open_targets(ctx, k)) {
     double best_score = -1;
     Pick best{0, 0, false};
@@ -201,19 +209,13 @@ std::vector<Pick> bcb_search_picks(const BcbContext& ctx, std::vector<std::strin
       if (taken || contains(s.in_flight, b) || (!builds_left && !is_built(ctx, b))) {
         continue;
       }
-      for (int runs : {1, std::max(1, s.runs_per_visit)}) {
+      for (int runs : {1, std::getenv("BCB_RUNS1") ? 1 : std::max(1, s.runs_per_visit)}) {
         for (bool fresh : {false, true}) {
           bool join = can_join(ctx, b) && !fresh;
           if (fresh && !can_join(ctx, b)) {
             continue; // not booted now: any run starts a new boot anyway
           }
           double score = expected_gain(ctx, h0, b, runs, join) / cost_of(ctx, b, runs, fresh);
-          if (k_debug) {
-            char dbg[160];
-            std::snprintf(dbg, sizeof dbg, "  cand %zu runs %d fresh %d join %d gain %.4g cost %.0f", b, runs, fresh ? 1 : 0,
-                          join ? 1 : 0, score * cost_of(ctx, b, runs, fresh), cost_of(ctx, b, runs, fresh));
-            trace.push_back(dbg);
-          }
           if (score > best_score) {
             best_score = score;
             best = {b, runs, false, fresh};

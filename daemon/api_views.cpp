@@ -203,6 +203,9 @@ HttpResponse Api::noise(const std::map<std::string, std::string>& query) {
   if (!rows) {
     return error_response(500, rows.error().message);
   }
+  // The shift the runs are sized for: the job's threshold (the smallest change that may open a bisection).
+  auto job = m_context.jobs->get(job_name);
+  double threshold = job ? (*job)->metrics.threshold : 0.0;
   // One series per metric: commits in the order they were first measured.
   std::map<std::string, std::vector<bisect::SeriesPoint>> series;
   std::map<std::string, std::map<std::string, std::size_t>> position;
@@ -225,15 +228,21 @@ HttpResponse Api::noise(const std::map<std::string, std::string>& query) {
   json out = json::array();
   for (const auto& [name, points] : series) {
     auto estimate = bisect::estimate_noise(points);
-    out.push_back({{"name", name},
-                   {"commits", estimate.commits},
-                   {"runs", estimate.runs},
-                   {"run_sigma_pct", 100.0 * estimate.run_sigma},
-                   {"commit_sigma_pct", 100.0 * estimate.commit_sigma},
-                   {"heavy_tailed", estimate.heavy_tailed},
-                   {"bimodal", estimate.bimodal}});
+    json entry = {{"name", name},
+                  {"commits", estimate.commits},
+                  {"runs", estimate.runs},
+                  {"run_sigma_pct", 100.0 * estimate.run_sigma},
+                  {"commit_sigma_pct", 100.0 * estimate.commit_sigma},
+                  {"heavy_tailed", estimate.heavy_tailed},
+                  {"bimodal", estimate.bimodal}};
+    // -1: more runs per commit cannot make a threshold-sized shift visible (commit jitter alone is too big).
+    entry["runs_for_threshold"] = threshold > 0 ? json(estimate.runs_for(threshold)) : json(nullptr);
+    entry["confirm_runs_for_threshold"] = threshold > 0 ? json(estimate.confirm_runs_for(threshold)) : json(nullptr);
+    out.push_back(entry);
   }
-  return HttpResponse{200, json{{"tree", tree}, {"job", job_name}, {"metrics", out}}.dump()};
+  json body = {{"tree", tree}, {"job", job_name}, {"metrics", out}};
+  body["threshold"] = threshold > 0 ? json(threshold) : json(nullptr);
+  return HttpResponse{200, body.dump()};
 }
 
 } // namespace bisectd::daemon

@@ -126,7 +126,8 @@ Result<bisect::Problem> BisectionDriver::problem_for(const storage::BisectionRow
   std::map<std::string, std::size_t> index;
   for (std::size_t i = 0; i < chain.size(); ++i) {
     index[chain[i]] = i;
-    bisect::Candidate candidate{chain[i]};
+    bisect::Candidate candidate;
+    candidate.id = chain[i];
     BISECTD_TRY_ASSIGN(auto flags, m_context.store->flags(job.name, chain[i]));
     candidate.skipped = flags["unbuildable"] > 0 || flags["unbootable"] >= 2 || flags["unrunnable"] > 0;
     problem.chain.push_back(candidate);

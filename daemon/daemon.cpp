@@ -51,7 +51,9 @@ Status Daemon::init(Config config) {
   c.jobs = std::make_unique<JobCache>(*c.store, c.config.configs_dir);
   for (const auto& spec : c.config.machines) {
     BISECTD_TRY_ASSIGN(auto machine, lab::make_machine(spec));
-    c.machines.push_back(MachineSlot{std::move(machine)});
+    MachineSlot slot;
+    slot.machine = std::move(machine);
+    c.machines.push_back(std::move(slot));
   }
   c.wake = [this] { asio::post(m_io, [this] { schedule_tick(std::chrono::milliseconds(0)); }); };
   m_bisections = std::make_unique<BisectionDriver>(c);

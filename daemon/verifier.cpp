@@ -1,11 +1,126 @@
 #include "daemon/verifier.hpp"
 
+#include "base/strings.hpp"
+#include "daemon/verify_checks.hpp"
+#include "daemon/verify_steps.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
 namespace bisectd::daemon {
 
-// Placeholder owned by the verification work (issue 6): no verification step yet, the culprit is reported as found.
-Result<std::optional<Verification>> verify_culprit(Context&, const storage::BisectionRow&, const Job&,
-                                                   const std::vector<std::string>&, std::size_t) {
-  return std::optional<Verification>(Verification{});
+Result<std::vector<double>> metric_values(VerifyTarget& t, const std::string& commit, const std::string& variant,
+                                          bool verification_only) {
+  BISECTD_TRY_ASSIGN(auto samples, t.context.store->samples(t.job.name, {commit}, variant));
+  std::vector<double> values;
+  for (const auto& s : samples) {
+    if (verification_only && !s.verification) {
+      continue;
+    }
+    if (auto value = metric_value(s, t.b.metric)) {
+      values.push_back(*value);
+    }
+  }
+  return values;
+}
+
+std::vector<storage::RequestRow> requests_for(const VerifyTarget& t, const std::string& commit,
+                                              const std::string& variant) {
+  std::vector<storage::RequestRow> out;
+  for (const auto& r : t.requests) {
+    if (r.commit == commit && r.variant == variant) {
+      out.push_back(r);
+    }
+  }
+  return out;
+}
+
+bool any_open(const std::vector<storage::RequestRow>& requests) {
+  for (const auto& r : requests) {
+    if (r.state == "queued" || r.state == "building" || r.state == "running") {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string failure_text(const std::vector<storage::RequestRow>& requests) {
+  for (auto r = requests.rbegin(); r != requests.rend(); ++r) {
+    if (r->state == "failed") {
+      return (r->error_code.empty() ? "failed" : r->error_code) + ": " + r->error;
+    }
+  }
+  return "no samples";
+}
+
+Status enqueue_verify(VerifyTarget& t, const std::string& commit, const std::string& variant, int runs) {
+  storage::RequestRow r;
+  r.tree = t.b.tree;
+  r.job = t.b.job;
+  r.commit = commit;
+  r.purpose = "verify";
+  r.bisection_id = t.b.id;
+  r.machine_group = t.job.machine_group;
+  r.runs = runs;
+  r.variant = variant;
+  BISECTD_TRY_ASSIGN(auto id, t.context.store->enqueue(r));
+  r.id = id;
+  t.requests.push_back(r); // later steps of this tick see it (no double queueing)
+  (void)t.context.store->add_event(t.b.id, "verify " + base::short_sha(commit) + " x" + std::to_string(runs) +
+                                             " (" + variant + ")");
+  return {};
+}
+
+std::string percent(double relative) {
+  return std::isnan(relative) ? std::string("n/a") : fmt::format("{:+.1f}%", 100 * relative);
+}
+
+Result<StepState> summarise_confirm(VerifyTarget& t, Verification& v) {
+  if (!t.job.verify.confirm) {
+    return StepState::done;
+  }
+  BISECTD_TRY_ASSIGN(auto parent, metric_values(t, t.parent, "", true));
+  BISECTD_TRY_ASSIGN(auto culprit, metric_values(t, t.culprit, "", true));
+  auto change = mean_change(parent, culprit);
+  auto test = bisect::confirm_shift(parent, culprit, t.job.metrics.threshold);
+  auto pairs = std::min(parent.size(), culprit.size());
+  std::string line = pairs == 0 ? std::string("confirm: no interleaved culprit/parent pairs were measured")
+                                : fmt::format("confirm: {} interleaved culprit/parent pairs: {} ± {:.1f}% ({})",
+                                              pairs, percent(change.change), 100 * change.half_width,
+                                              test.confirmed ? "the shift holds" : "the shift does not hold");
+  v.lines.push_back(line);
+  v.details["confirm"] = {{"result", line},          {"pairs", pairs},
+                          {"change", change.change}, {"ci95", change.half_width},
+                          {"p_value", test.p_value}, {"confirmed", test.confirmed}};
+  return StepState::done;
+}
+
+// Verifies chain[culprit]: plausibility first (it needs no runs and may end the verification), then the
+// confirm summary, the revert and the layout check (queued together, so their runs overlap).
+Result<std::optional<Verification>> verify_culprit(Context& context, const storage::BisectionRow& b, const Job& job,
+                                                   const std::vector<std::string>& chain, std::size_t culprit) {
+  if (culprit == 0 || culprit >= chain.size()) {
+    return make_error(ErrorCode::invalid_input, "verify: culprit index " + std::to_string(culprit) +
+                                                    " is not inside the chain of " + std::to_string(chain.size()));
+  }
+  BISECTD_TRY_ASSIGN(auto requests, context.store->requests_for_bisection(b.id));
+  VerifyTarget t{context, b, job, chain[culprit], chain[culprit - 1], std::move(requests)};
+  Verification v;
+  v.details["culprit"] = t.culprit;
+  BISECTD_TRY_ASSIGN(auto plausible_state, check_plausibility(t, v));
+  (void)plausible_state;
+  if (v.implausible) {
+    return std::optional<Verification>(std::move(v));
+  }
+  BISECTD_TRY(summarise_confirm(t, v));
+  BISECTD_TRY_ASSIGN(auto revert, check_revert(t, v));
+  BISECTD_TRY_ASSIGN(auto layout, check_layout(t, v));
+  if (revert == StepState::pending || layout == StepState::pending) {
+    return std::optional<Verification>();
+  }
+  v.details["layout_artefact"] = v.layout_artefact;
+  return std::optional<Verification>(std::move(v));
 }
 
 } // namespace bisectd::daemon

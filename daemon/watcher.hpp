@@ -1,9 +1,13 @@
 #pragma once
-// Watching trees: poll each tree's branches, measure every new head, and when a head differs from the last
-// measured one beyond the job's threshold, confirm with interleaved reruns of both before opening a bisection.
+// Watching trees: poll each tree's branches and measure every new head. Two detectors propose shifts:
+// (a) a head differs from the last measured one beyond the job's threshold (a big jump, seen at once);
+// (b) the change-point detector over the series of measured heads (daemon/series.hpp) finds a smaller shift
+// that built up over several pushes. Either is confirmed with interleaved reruns of both ends on one machine
+// before a bisection is opened; at most one detection per branch is being confirmed at a time.
 
 #include "daemon/bisection_driver.hpp"
 #include "daemon/context.hpp"
+#include "daemon/series.hpp"
 
 #include <map>
 #include <string>
@@ -26,18 +30,26 @@ private:
   Status advance_branch(const storage::TreeRow& tree, const std::string& branch, const Job& job);
   Status compare_heads(const storage::TreeRow& tree, const std::string& branch, const Job& job,
                        const storage::HeadRow& head);
-  Status start_confirmation(const storage::TreeRow& tree, const std::string& branch, const Job& job,
-                            const storage::HeadRow& head, double change, double p_value);
+  // Runs the change-point detector once per new baseline; queues a confirmation for the newest new shift.
+  Status check_series(const storage::TreeRow& tree, const std::string& branch, const Job& job,
+                      const std::string& tip);
+  Result<bool> branch_confirming(const std::string& tree, const std::string& branch, const std::string& job);
+  Status start_confirmation(const storage::DetectionRow& proposal, const Job& job);
   Status advance_detection(const storage::DetectionRow& detection);
+  Status open_bisection(const storage::DetectionRow& detection, const Job& job, const bisect::ShiftTest& test,
+                        std::size_t runs);
   // Queues interleaved good/bad visits, about `per_side` runs each; returns the runs per side queued.
   Result<int> enqueue_confirmation(const storage::DetectionRow& detection, const Job& job, int per_side);
-  Result<std::vector<double>> values(const Job& job, const std::vector<std::int64_t>& requests,
-                                     const std::string& commit);
+  // Runs per side for a first confirmation round: the noise model of the metric's series decides, >= 5.
+  int confirm_runs(const storage::DetectionRow& detection, const Job& job);
+  Result<std::vector<double>> values(const Job& job, const std::string& metric,
+                                     const std::vector<std::int64_t>& requests, const std::string& commit);
   Status enqueue_watch(const storage::TreeRow& tree, const Job& job, const std::string& commit);
 
   Context& m_context;
   BisectionDriver& m_bisections;
   std::map<std::string, std::int64_t> m_last_poll;
+  std::map<std::string, std::string> m_series_checked; // "tree\nbranch" -> baseline the detector last saw
 };
 
 } // namespace bisectd::daemon

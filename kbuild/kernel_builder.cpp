@@ -3,6 +3,7 @@
 #include "kbuild/kernel_builder.hpp"
 
 #include "base/fs.hpp"
+#include "base/hash.hpp"
 #include "base/strings.hpp"
 #include "kbuild/kernel_failure.hpp"
 #include "kbuild/kernel_make.hpp"
@@ -78,8 +79,8 @@ Status check_request(const BuildRequest& request) {
   return {};
 }
 
-// kbuild records absolute source paths in the build dir: a build dir made for another source tree
-// would find stale or foreign dependencies, so it is started afresh.
+// kbuild records absolute source paths in the build dir, so a build dir serves one source tree (its
+// name carries a hash of the path); should a dir meet another tree anyway, it is started afresh.
 Status claim_objdir(const fs::path& objdir, const fs::path& srctree, const fs::path& log) {
   auto marker = objdir / k_srctree_marker;
   auto recorded = base::read_file(marker);
@@ -231,8 +232,12 @@ Result<Step> compile(const KernelMake& make, const Recipe& recipe, std::string& 
 KernelBuilder::KernelBuilder(BuildStore& store, fs::path build_root)
   : m_store(store), m_build_root(std::move(build_root)) {}
 
-fs::path KernelBuilder::build_dir_for(const std::string& tree, const std::string& recipe_hash) const {
-  return m_build_root / (tree + "-" + recipe_hash);
+fs::path KernelBuilder::build_dir_for(const std::string& tree, const std::string& recipe_hash,
+                                     const fs::path& worktree) const {
+  std::error_code ec;
+  auto source = fs::weakly_canonical(worktree, ec);
+  auto path_hash = base::hash_hex((ec ? worktree : source).string()).substr(0, 8);
+  return m_build_root / (tree + "-" + recipe_hash + "-" + path_hash);
 }
 
 Result<std::vector<KconfigOption>> KernelBuilder::wanted_options(const Recipe& recipe) {
@@ -254,7 +259,8 @@ Result<BuildResult> KernelBuilder::build(const BuildRequest& request) {
     return *stored;
   }
   BISECTD_TRY(base::make_dirs(m_build_root));
-  BISECTD_TRY_ASSIGN(auto lock, BuildDirLock::acquire(build_dir_for(request.tree, hash).string() + ".lock"));
+  auto lock_path = build_dir_for(request.tree, hash, request.worktree).string() + ".lock";
+  BISECTD_TRY_ASSIGN(auto lock, BuildDirLock::acquire(lock_path));
   // Another thread or process may have built it while we waited for the lock.
   if (auto stored = m_store.lookup(request.commit, hash)) {
     return *stored;
@@ -274,7 +280,7 @@ Result<BuildResult> KernelBuilder::build_locked(const BuildRequest& request, con
   if (ec) {
     return make_error(ErrorCode::io, request.worktree.string() + ": " + ec.message());
   }
-  auto objdir = build_dir_for(request.tree, hash);
+  auto objdir = build_dir_for(request.tree, hash, srctree);
   auto make = make_settings(request, srctree, objdir, result.log_path, started);
   BISECTD_TRY(base::write_file_atomic(result.log_path, "# bisectd kernel build of " + request.commit + " (tree " +
                                                            request.tree + ", recipe " + hash + ") in " +

@@ -32,8 +32,11 @@ public:
   // naming every such option), or a store/I/O failure.
   Result<BuildResult> build(const BuildRequest& request) override;
 
-  // The out-of-tree build dir of (tree, recipe hash): <build_root>/<tree>-<recipe hash>.
-  [[nodiscard]] std::filesystem::path build_dir_for(const std::string& tree, const std::string& recipe_hash) const;
+  // The out-of-tree build dir of (tree, recipe hash, worktree): <build_root>/<tree>-<recipe hash>-<path hash>.
+  // kbuild keeps absolute source paths in it, so daemons with different worktree paths (other data dirs)
+  // get their own dirs instead of wiping each other's; a stable worktree per tree keeps it incremental.
+  [[nodiscard]] std::filesystem::path build_dir_for(const std::string& tree, const std::string& recipe_hash,
+                                                    const std::filesystem::path& worktree) const;
 
   // The options the build must end up with: fragment file, then extra options, then the builder's own
   // (`# CONFIG_LOCALVERSION_AUTO is not set`: the release must be exactly version + our stamp).

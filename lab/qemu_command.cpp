@@ -5,10 +5,15 @@
 #include "base/fs.hpp"
 #include "base/units.hpp"
 
+#include <chrono>
 #include <cstdlib>
 #include <fcntl.h>
 #include <set>
+#include <thread>
 #include <unistd.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#endif
 
 namespace bisectd::lab {
 
@@ -16,8 +21,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::set<std::string> k_known_keys{"qemu", "accel", "boot_timeout", "append", "bench_dir", "busybox",
-                                         "cache_dir"};
+const std::set<std::string> k_known_keys{"qemu",    "accel",     "boot_timeout", "append",
+                                         "bench_dir", "busybox", "cache_dir", "tsc_khz"};
 
 Error bad_setting(const MachineSpec& spec, const std::string& key, const std::string& what) {
   return Error{ErrorCode::invalid_config, "machine " + spec.name + ": settings." + key + ": " + what};
@@ -38,6 +43,13 @@ Status apply_setting(const MachineSpec& spec, const std::string& key, const std:
       return std::unexpected(bad_setting(spec, key, "expected a duration of at least 1s, got '" + value + "'"));
     }
     out.boot_timeout = std::chrono::duration_cast<std::chrono::seconds>(*duration);
+  } else if (key == "tsc_khz") {
+    char* end = nullptr;
+    long khz = value == "auto" ? host_tsc_khz() : value == "off" ? 0 : std::strtol(value.c_str(), &end, 10);
+    if (end != nullptr && (*end != '\0' || khz < 1000)) {
+      return std::unexpected(bad_setting(spec, key, "expected auto, off or a rate in kHz, got '" + value + "'"));
+    }
+    out.tsc_khz = khz;
   } else if (key == "qemu") {
     out.qemu = value;
   } else if (key == "append") {
@@ -56,6 +68,9 @@ Status apply_setting(const MachineSpec& spec, const std::string& key, const std:
 
 Result<QemuSettings> parse_qemu_settings(const MachineSpec& spec) {
   QemuSettings settings;
+  if (!spec.settings.contains("tsc_khz")) {
+    settings.tsc_khz = host_tsc_khz();
+  }
   for (const auto& [key, value] : spec.settings) {
     BISECTD_TRY(apply_setting(spec, key, value, settings));
   }
@@ -87,6 +102,21 @@ fs::path find_bench_dir() {
   return {};
 }
 
+long host_tsc_khz() {
+#if defined(__x86_64__) || defined(__i386__)
+  static const long k_khz = [] {
+    auto start = std::chrono::steady_clock::now();
+    auto ticks = __rdtsc();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    auto seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return static_cast<long>(static_cast<double>(__rdtsc() - ticks) / seconds / 1000.0);
+  }();
+  return k_khz;
+#else
+  return 0;
+#endif
+}
+
 bool kvm_usable() {
   int fd = ::open("/dev/kvm", O_RDWR | O_CLOEXEC);
   if (fd < 0) {
@@ -98,6 +128,9 @@ bool kvm_usable() {
 
 std::string kernel_command_line(const QemuSettings& settings) {
   std::string line = "console=ttyS0,115200 panic=-1 oops=panic i8042.noaux rdinit=/init";
+  if (settings.tsc_khz > 0) {
+    line += " tsc_early_khz=" + std::to_string(settings.tsc_khz) + " tsc=reliable clocksource=tsc";
+  }
   if (!settings.append.empty()) {
     line += " " + settings.append;
   }

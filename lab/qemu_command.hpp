@@ -22,6 +22,11 @@ struct QemuSettings {
   std::filesystem::path bench_dir;                // settings.bench_dir: the bench-core programs
   std::filesystem::path busybox = "/bin/busybox"; // settings.busybox: a static busybox
   std::filesystem::path cache_dir;                // settings.cache_dir: initramfs cache
+  // settings.tsc_khz: auto (measured on the host) | off | kHz. The guest's TSC runs at the host's rate
+  // under TCG and KVM, but a tinyconfig kernel (no ACPI/HPET) cannot calibrate it and falls back to the
+  // jiffies clocksource, whose time lags when the host is busy: benchmarks then time themselves
+  // wrongly. tsc_early_khz + clocksource=tsc gives them host wall time. 0 = leave the kernel alone.
+  long tsc_khz = 0;
 };
 
 // Parses `spec.settings`; empty bench_dir/cache_dir get their defaults (find_bench_dir(), the bisectd
@@ -32,10 +37,14 @@ Result<QemuSettings> parse_qemu_settings(const MachineSpec& spec);
 // above this executable (the build tree layout). Empty when not found.
 std::filesystem::path find_bench_dir();
 
+// The host TSC rate in kHz, measured once per process against the steady clock (0 when unknown).
+long host_tsc_khz();
+
 // True when /dev/kvm can be opened read-write.
 bool kvm_usable();
 
-// The kernel command line: console on ttyS0, a panic or oops exits QEMU (panic=-1 + -no-reboot).
+// The kernel command line: console on ttyS0, a panic or oops exits QEMU (panic=-1 + -no-reboot), the
+// TSC clocksource when settings.tsc_khz is set, then settings.append.
 std::string kernel_command_line(const QemuSettings& settings);
 
 // The full argv (pure): -nographic -no-reboot, -accel kvm|tcg, -m, -smp, -kernel, -initrd, -append.

@@ -98,8 +98,8 @@ int run_build(const Args& args) {
   if (!hash) {
     return fail(hash.error());
   }
-  std::cout << "recipe_hash: " << *hash << "\nbuild_dir: " << builder.build_dir_for(request.tree, *hash).string()
-            << "\n" << std::flush;
+  auto build_dir = builder.build_dir_for(request.tree, *hash, request.worktree);
+  std::cout << "recipe_hash: " << *hash << "\nbuild_dir: " << build_dir.string() << "\n" << std::flush;
   auto result = builder.build(request);
   if (!result) {
     return fail(result.error());

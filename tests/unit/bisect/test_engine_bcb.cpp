@@ -176,3 +176,15 @@ TEST_CASE("bisect::bcb irrelevant commits are never run", "[bisect][bcb]") {
   CHECK(step.verdict == Verdict::found);
   CHECK(step.culprit == std::optional<std::size_t>{30});
 }
+
+TEST_CASE("bisect::bcb works without a noise prior from history", "[bisect][bcb]") {
+  int correct = 0;
+  for (std::uint64_t seed = 21; seed <= 25; ++seed) {
+    auto p = chain_of(31);
+    p.settings.noise.reset();
+    std::size_t culprit = 1 + (seed * 13) % 30;
+    auto step = simulate(p, culprit, seed);
+    correct += step.verdict == Verdict::found && step.culprit == culprit ? 1 : 0;
+  }
+  CHECK(correct >= 4);
+}

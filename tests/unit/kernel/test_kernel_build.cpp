@@ -93,7 +93,10 @@ TEST_CASE("kbuild::KernelBuilder reuses a stored build and rejects other recipes
   request.recipe.config = "tinyconfig";
   auto hash = request.recipe.hash();
   REQUIRE(hash);
-  CHECK(builder.build_dir_for("linux", *hash) == tmp.path() / "kbuild" / ("linux-" + *hash));
+  auto build_dir = builder.build_dir_for("linux", *hash, request.worktree);
+  CHECK(build_dir.parent_path() == tmp.path() / "kbuild");
+  CHECK(build_dir.filename().string().starts_with("linux-" + *hash + "-"));
+  CHECK(builder.build_dir_for("linux", *hash, tmp.path() / "other") != build_dir);
 
   auto dir = store.prepare(request.commit, *hash);
   REQUIRE(dir);
@@ -106,7 +109,7 @@ TEST_CASE("kbuild::KernelBuilder reuses a stored build and rejects other recipes
   REQUIRE(result);
   CHECK(result->reused);
   CHECK(result->outcome == kbuild::BuildOutcome::failed);
-  CHECK_FALSE(std::filesystem::exists(tmp.path() / "kbuild" / ("linux-" + *hash)));
+  CHECK_FALSE(std::filesystem::exists(build_dir));
 
   request.recipe.kind = kbuild::RecipeKind::command;
   auto wrong = builder.build(request);

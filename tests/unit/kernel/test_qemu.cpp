@@ -46,6 +46,11 @@ TEST_CASE("lab::qemu_argv", "[kernel]") {
     CHECK(append.find(word) != std::string::npos);
   }
   CHECK(std::count(tcg.begin(), tcg.end(), "host") == 0);
+  settings->tsc_khz = 2600000;
+  CHECK(after(lab::qemu_argv(*settings, spec, false, "/k", "/i"), "-append").find(
+          "tsc_early_khz=2600000 tsc=reliable clocksource=tsc") != std::string::npos);
+  settings->tsc_khz = 0;
+  CHECK(after(lab::qemu_argv(*settings, spec, false, "/k", "/i"), "-append").find("tsc") == std::string::npos);
   auto kvm = lab::qemu_argv(*settings, spec, true, "/a/bzImage", "/l/initrd.gz");
   CHECK(after(kvm, "-accel") == "kvm");
   CHECK(after(kvm, "-cpu") == "host");
@@ -68,6 +73,14 @@ TEST_CASE("lab::parse_qemu_settings checks keys and values", "[kernel]") {
   CHECK(unknown.error().message == "machine qemu1: settings.acel: unknown key for backend qemu");
   CHECK_FALSE(lab::parse_qemu_settings(spec_with({{"accel", "hvf"}})));
   CHECK_FALSE(lab::parse_qemu_settings(spec_with({{"boot_timeout", "soon"}})));
+  CHECK(lab::parse_qemu_settings(spec_with({{"tsc_khz", "off"}}))->tsc_khz == 0);
+  CHECK(lab::parse_qemu_settings(spec_with({{"tsc_khz", "2000000"}}))->tsc_khz == 2000000);
+  CHECK_FALSE(lab::parse_qemu_settings(spec_with({{"tsc_khz", "fast"}})));
+  auto khz = lab::host_tsc_khz();
+  CHECK(khz == lab::host_tsc_khz()); // measured once
+#if defined(__x86_64__)
+  CHECK(khz > 100000); // > 100 MHz on any x86 host
+#endif
 }
 
 TEST_CASE("lab::QemuMachine::create names the package when QEMU is missing", "[kernel]") {

@@ -1,0 +1,94 @@
+// Plausibility: can the culprit's change explain a performance shift at all?
+// Two independent tests. (1) Its diff against the first parent: only documentation, tests, another
+// architecture or comments (C-like files, compared hunk by hunk with comments and whitespace stripped).
+// (2) Its build artifacts against the parent's, byte-wise, for command recipes. Kernel recipes are not
+// compared: the stored bzImage is compressed and carries the version stamp (LOCALVERSION=-g<sha>), and
+// System.map only lists symbol addresses, so an equal System.map cannot prove equal code (a changed
+// constant moves nothing); a false "identical" would hide a real culprit, so it is left to test (1).
+#include "daemon/verify_checks.hpp"
+#include "daemon/verify_steps.hpp"
+#include "daemon/visit_runner.hpp"
+
+#include "base/fs.hpp"
+
+#include <filesystem>
+#include <map>
+
+namespace bisectd::daemon {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Relative path → content of every regular file under `dir`.
+Result<std::map<std::string, std::string>> read_tree(const fs::path& dir) {
+  std::map<std::string, std::string> files;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    if (it->is_regular_file()) {
+      BISECTD_TRY_ASSIGN(auto text, base::read_file(it->path()));
+      files[fs::relative(it->path(), dir).string()] = std::move(text);
+    }
+  }
+  if (ec) {
+    return make_error(ErrorCode::io, "build artifacts " + dir.string() + ": " + ec.message());
+  }
+  return files;
+}
+
+// True/false when both stored builds exist and can be compared; nullopt when they cannot (kernel recipe,
+// a build missing or failed).
+Result<std::optional<bool>> artifacts_identical(VerifyTarget& t) {
+  auto recipe = recipe_for(t.job, "");
+  if (recipe.kind != kbuild::RecipeKind::command) {
+    return std::optional<bool>();
+  }
+  BISECTD_TRY_ASSIGN(auto hash, recipe.hash());
+  auto culprit = t.context.build_store->lookup(t.culprit, hash);
+  auto parent = t.context.build_store->lookup(t.parent, hash);
+  if (!culprit || !parent || culprit->outcome != kbuild::BuildOutcome::ok ||
+      parent->outcome != kbuild::BuildOutcome::ok) {
+    return std::optional<bool>();
+  }
+  BISECTD_TRY_ASSIGN(auto a, read_tree(culprit->artifact_dir));
+  BISECTD_TRY_ASSIGN(auto b, read_tree(parent->artifact_dir));
+  return std::optional<bool>(!a.empty() && a == b);
+}
+
+} // namespace
+
+Result<StepState> check_plausibility(VerifyTarget& t, Verification& v) {
+  if (!t.job.verify.plausibility) {
+    return StepState::done;
+  }
+  std::string patch;
+  BISECTD_TRY(t.context.trees->with_repo(t.b.tree, [&](vcs::Repository& repo) -> Status {
+    BISECTD_TRY_ASSIGN(patch, repo.patch(t.culprit));
+    return {};
+  }));
+  auto arch = t.job.build.kind == kbuild::RecipeKind::kernel ? t.job.build.arch : std::string();
+  auto diffs = parse_patch(patch);
+  auto diff_reason = implausible_diff(diffs, arch);
+  BISECTD_TRY_ASSIGN(auto identical, artifacts_identical(t));
+  std::string line;
+  if (diff_reason) {
+    line = "plausibility: the change touches " + *diff_reason + ": it cannot explain a performance shift";
+  } else if (identical.value_or(false)) {
+    line = "plausibility: the build artifacts are byte-identical to the parent's: it cannot explain a "
+           "performance shift";
+  } else {
+    line = std::string("plausibility: the change touches code") +
+           (identical ? " and the build differs from the parent's" : "");
+  }
+  v.implausible = diff_reason.has_value() || identical.value_or(false);
+  v.lines.push_back(line);
+  v.details["plausibility"] = {{"result", line},
+                               {"implausible", v.implausible},
+                               {"files", diffs.size()},
+                               {"diff_only_comments_docs_tests", diff_reason.has_value()},
+                               {"artifacts_identical", identical ? nlohmann::json(*identical) : nlohmann::json()}};
+  return StepState::done;
+}
+
+} // namespace bisectd::daemon
