@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""The kernel scenario end to end through bisectd: a git tree made from Debian's linux-source-6.1 with a series
+of small commits, one of which slows the page-fault path; the QEMU lab (TCG here) builds and boots candidates;
+the watcher detects the shift after a push and the bisection must name the planted commit.
+Slow (label `kernel`): a cold tinyconfig build takes 5-17 minutes here; build dirs and ccache are cached under
+${XDG_CACHE_HOME:-~/.cache}/bisectd so a rerun is mostly incremental."""
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import SKIP, SOURCE, check, git, run, wait_for  # noqa: E402
+
+
+def progress(env, what):
+    print(f"[{time.strftime('%H:%M:%S')}] {what}: {env.log_tail(1).strip()}", flush=True)
+
+
+def test(env):
+    repo = os.path.join(env.dir, "linux.git")
+    subprocess.run([os.path.join(SOURCE, "scripts", "make-kernel-tree"), repo], check=True, stdout=subprocess.DEVNULL)
+    planted = open(os.path.join(repo, ".bisectd-planted")).read().strip()
+    base = open(os.path.join(repo, ".bisectd-base")).read().strip()
+    head = git(repo, "rev-parse", "master")
+    git(repo, "update-ref", "refs/heads/master", base)
+
+    env.start_smtp()
+    env.start_daemon("--lab", os.path.join(SOURCE, "configs", "lab", "qemu.yaml"))
+    env.ctl("tree", "add", "linux", repo, "--branch", "master",
+            "--job", os.path.join(SOURCE, "configs", "jobs", "kbench-page-fault.yaml"))
+
+    def baseline_done():
+        progress(env, "baseline")
+        return env.ctl_json("status")["queue"].get("done", 0) >= 1
+    wait_for(baseline_done, 3600, "the base kernel was never built, booted and measured", interval=30)
+
+    git(repo, "update-ref", "refs/heads/master", head)  # the push
+
+    def opened():
+        progress(env, "detect")
+        return env.ctl_json("bisections")["bisections"]
+    wait_for(opened, 1800, "no bisection opened after the push", interval=20)
+    bid = str(env.ctl_json("bisections")["bisections"][0]["id"])
+
+    def finished():
+        progress(env, "bisect")
+        return env.ctl_json("show", bid)["state"] != "running"
+    wait_for(finished, 3600, "the bisection did not finish", interval=30)
+    show = env.ctl_json("show", bid)
+    print(env.ctl("show", bid).stdout)
+    check(show["state"] == "found", f"state {show['state']}: {show.get('error')}")
+    check(show["culprit"] == planted, f"culprit {show['culprit']} != planted {planted}")
+    wait_for(lambda: len(env.mails()) >= 1, 120, "no mail arrived")
+    check(planted[:10] in env.mails()[0][0], "the mail does not name the planted commit")
+
+
+if __name__ == "__main__":
+    for program in ("qemu-system-x86_64", "busybox"):
+        if shutil.which(program) is None and not os.path.exists("/bin/" + program):
+            print(f"skipped: {program} not installed")
+            sys.exit(SKIP)
+    if not os.path.exists("/usr/src/linux-source-6.1.tar.xz"):
+        print("skipped: linux-source-6.1 not installed")
+        sys.exit(SKIP)
+    sys.exit(run("kernel_bisect", test))
