@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
-static double knob(const char* n, double d){const char* v=std::getenv(n);return v?std::atof(v):d;}
 
 namespace bisectd::bisect {
 
@@ -179,7 +177,7 @@ BcbPriors bcb_priors(const Settings& settings, bool robust) {
     p.nu0 = 1;
     p.s02 = 0.3; // normal scores have unit variance overall; the within-side part is smaller
   } else if (settings.noise && *settings.noise > 0) {
-    p.nu0 = knob("BCB_NU0", std::max(1, settings.noise_runs));
+    p.nu0 = std::max(1, settings.noise_runs);
     p.s02 = std::pow(std::log1p(*settings.noise), 2);
   } else {
     p.nu0 = 1;
@@ -189,11 +187,10 @@ BcbPriors bcb_priors(const Settings& settings, bool robust) {
   if (settings.expected_shift && !robust && *settings.expected_shift > -1) {
     // The alert saw this shift: center the prior there with a sd of half its size (at least one sigma).
     p.shift_mean = std::log1p(*settings.expected_shift);
-    p.kappa0 = p.s02 / std::max(knob("BCB_SDMIN",1.0)*p.s02, std::pow(knob("BCB_SHIFT_SD",0.5) * p.shift_mean, 2));
+    p.kappa0 = p.s02 / std::max(p.s02, std::pow(0.5 * p.shift_mean, 2));
   }
-  p.p_none = knob("BCB_PNONE",0.1);
+  p.p_none = 0.1;
   p.components = {{0, 0, std::log(0.7)}, {1, 0, std::log(0.1)}, {0, 0.3, std::log(0.1)}, {1, 0.3, std::log(0.1)}};
-  if (knob("BCB_COMPS",4) == 1) { p.components = {{0,0,0}}; }
   return p;
 }
 

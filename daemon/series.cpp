@@ -194,7 +194,9 @@ Result<bool> is_covered(Context& context, const std::string& tree, const std::st
     for (const auto& r : ranges) {
       bool hit = false;
       if (r.rejected) {
-        BISECTD_TRY_ASSIGN(hit, contained(repo, c.step_good, c.step_bad, r.good, r.bad));
+        // Reruns of a wider range found no threshold-sized shift; a narrower one cannot hold one either.
+        // A rejected narrower range proves nothing: a shift built over several pushes is bigger than each.
+        BISECTD_TRY_ASSIGN(hit, contained(repo, c.good, c.bad, r.good, r.bad));
       } else {
         BISECTD_TRY_ASSIGN(hit, overlaps(repo, c.good, c.bad, r.good, r.bad));
       }

@@ -41,7 +41,7 @@ std::vector<std::string> alerting_metrics(const Job& job);
 std::vector<Candidate> find_candidates(const HeadSeries& series, const Job& job);
 
 // True when `candidate` needs no confirmation: its range overlaps a detection being confirmed or confirmed,
-// or a bisection, of the same tree/branch/job; or its step lies inside a range whose confirmation failed.
+// or a bisection, of the same tree/branch/job; or it lies inside a range whose confirmation failed.
 Result<bool> is_covered(Context& context, const std::string& tree, const std::string& branch, const Job& job,
                         const Candidate& candidate);
 

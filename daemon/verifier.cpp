@@ -72,6 +72,13 @@ Status enqueue_verify(VerifyTarget& t, const std::string& commit, const std::str
   return {};
 }
 
+void record_step(Verification& v, const std::string& step, const std::string& line, nlohmann::json numbers,
+                 bool first) {
+  v.lines.insert(first ? v.lines.begin() : v.lines.end(), line);
+  v.details[step] = line;
+  v.details["numbers"][step] = std::move(numbers);
+}
+
 std::string percent(double relative) {
   return std::isnan(relative) ? std::string("n/a") : fmt::format("{:+.1f}%", 100 * relative);
 }
@@ -89,10 +96,12 @@ Result<StepState> summarise_confirm(VerifyTarget& t, Verification& v) {
                                 : fmt::format("confirm: {} interleaved culprit/parent pairs: {} ± {:.1f}% ({})",
                                               pairs, percent(change.change), 100 * change.half_width,
                                               test.confirmed ? "the shift holds" : "the shift does not hold");
-  v.lines.push_back(line);
-  v.details["confirm"] = {{"result", line},          {"pairs", pairs},
-                          {"change", change.change}, {"ci95", change.half_width},
-                          {"p_value", test.p_value}, {"confirmed", test.confirmed}};
+  record_step(v, "confirm", line,
+              {{"pairs", pairs},
+               {"change", std::isnan(change.change) ? nlohmann::json() : nlohmann::json(change.change)},
+               {"ci95", std::isnan(change.half_width) ? nlohmann::json() : nlohmann::json(change.half_width)},
+               {"p_value", test.p_value},
+               {"confirmed", test.confirmed}});
   return StepState::done;
 }
 

@@ -20,21 +20,37 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Relative path → content of every regular file under `dir`.
-Result<std::map<std::string, std::string>> read_tree(const fs::path& dir) {
-  std::map<std::string, std::string> files;
+// Relative path → size of every regular file under `dir`.
+Result<std::map<std::string, std::uintmax_t>> list_files(const fs::path& dir) {
+  std::map<std::string, std::uintmax_t> files;
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec)) {
     if (it->is_regular_file()) {
-      BISECTD_TRY_ASSIGN(auto text, base::read_file(it->path()));
-      files[fs::relative(it->path(), dir).string()] = std::move(text);
+      files[fs::relative(it->path(), dir).string()] = it->file_size();
     }
   }
   if (ec) {
     return make_error(ErrorCode::io, "build artifacts " + dir.string() + ": " + ec.message());
   }
   return files;
+}
+
+// Byte-wise equality of two artifact trees; contents are read only when names and sizes all match.
+Result<bool> same_files(const fs::path& a, const fs::path& b) {
+  BISECTD_TRY_ASSIGN(auto files_a, list_files(a));
+  BISECTD_TRY_ASSIGN(auto files_b, list_files(b));
+  if (files_a.empty() || files_a != files_b) {
+    return false;
+  }
+  for (const auto& [name, size] : files_a) {
+    BISECTD_TRY_ASSIGN(auto text_a, base::read_file(a / name));
+    BISECTD_TRY_ASSIGN(auto text_b, base::read_file(b / name));
+    if (text_a != text_b) {
+      return false;
+    }
+  }
+  return true;
 }
 
 // True/false when both stored builds exist and can be compared; nullopt when they cannot (kernel recipe,
@@ -51,9 +67,8 @@ Result<std::optional<bool>> artifacts_identical(VerifyTarget& t) {
       parent->outcome != kbuild::BuildOutcome::ok) {
     return std::optional<bool>();
   }
-  BISECTD_TRY_ASSIGN(auto a, read_tree(culprit->artifact_dir));
-  BISECTD_TRY_ASSIGN(auto b, read_tree(parent->artifact_dir));
-  return std::optional<bool>(!a.empty() && a == b);
+  BISECTD_TRY_ASSIGN(bool same, same_files(culprit->artifact_dir, parent->artifact_dir));
+  return std::optional<bool>(same);
 }
 
 } // namespace
@@ -82,12 +97,11 @@ Result<StepState> check_plausibility(VerifyTarget& t, Verification& v) {
            (identical ? " and the build differs from the parent's" : "");
   }
   v.implausible = diff_reason.has_value() || identical.value_or(false);
-  v.lines.push_back(line);
-  v.details["plausibility"] = {{"result", line},
-                               {"implausible", v.implausible},
-                               {"files", diffs.size()},
-                               {"diff_only_comments_docs_tests", diff_reason.has_value()},
-                               {"artifacts_identical", identical ? nlohmann::json(*identical) : nlohmann::json()}};
+  record_step(v, "plausibility", line,
+              {{"implausible", v.implausible},
+               {"files", diffs.size()},
+               {"diff_only_comments_docs_tests", diff_reason.has_value()},
+               {"artifacts_identical", identical ? nlohmann::json(*identical) : nlohmann::json()}});
   return StepState::done;
 }
 

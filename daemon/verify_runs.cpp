@@ -38,8 +38,7 @@ Result<StepState> start_revert(VerifyTarget& t, Verification& v) {
                                                ? "does not apply cleanly ("
                                                : "could not be made (") +
                 reverted.error().message + ")";
-    v.lines.push_back(line);
-    v.details["revert"] = {{"result", line}, {"applies", false}};
+    record_step(v, "revert", line, {{"applies", false}});
     return StepState::done;
   }
   BISECTD_TRY(enqueue_verify(t, *reverted, revert_variant(t.culprit), std::max(5, 2 * t.job.runs)));
@@ -74,8 +73,7 @@ Result<StepState> check_revert(VerifyTarget& t, Verification& v) {
   if (revert.empty()) {
     auto line = "revert: the reverted head " + base::short_sha(reverted) + " could not be measured (" +
                 failure_text(requests) + ")";
-    v.lines.push_back(line);
-    v.details["revert"] = {{"result", line}, {"applies", true}, {"commit", reverted}};
+    record_step(v, "revert", line, {{"applies", true}, {"commit", reverted}});
     return StepState::done;
   }
   double r = median_of(revert), g = median_of(good), b = median_of(bad);
@@ -83,43 +81,73 @@ Result<StepState> check_revert(VerifyTarget& t, Verification& v) {
   auto line = fmt::format("revert: {} runs on the reverted head {}: {} vs good, {} vs bad ({})", revert.size(),
                           base::short_sha(reverted), percent(g == 0 ? NAN : (r - g) / std::abs(g)),
                           percent(b == 0 ? NAN : (r - b) / std::abs(b)), revert_verdict(recovered));
-  v.lines.push_back(line);
-  v.details["revert"] = {{"result", line},      {"applies", true},   {"commit", reverted},
-                         {"runs", revert.size()}, {"median", r},     {"good_median", g},
-                         {"bad_median", b},     {"recovered", std::isnan(recovered) ? nlohmann::json() : nlohmann::json(recovered)}};
+  record_step(v, "revert", line,
+              {{"applies", true},   {"commit", reverted}, {"runs", revert.size()}, {"median", r},
+               {"good_median", g},  {"bad_median", b},
+               {"recovered", std::isnan(recovered) ? nlohmann::json() : nlohmann::json(recovered)}});
   return StepState::done;
 }
+
+namespace {
+
+// "layout", or for a kernel whose "layout" build was refused for lack of the alignment option (invalid_config),
+// the KCFLAGS fallback "layout-kcflags" (daemon/visit_runner.cpp recipe_for).
+std::string layout_variant(const VerifyTarget& t) {
+  if (t.job.build.kind != kbuild::RecipeKind::kernel) {
+    return "layout";
+  }
+  auto requests = requests_for(t, t.parent, "layout");
+  auto culprit = requests_for(t, t.culprit, "layout");
+  requests.insert(requests.end(), culprit.begin(), culprit.end());
+  for (const auto& r : requests) {
+    if (r.state == "failed" && r.error_code == "invalid_config" && !any_open(requests)) {
+      return "layout-kcflags";
+    }
+  }
+  return "layout";
+}
+
+// Queues two visits per missing side, interleaved (parent, culprit, parent, culprit) so that slow drift of
+// the machine hits both sides alike.
+Status queue_layout_visits(VerifyTarget& t, const std::string& variant, bool parent, bool culprit) {
+  int runs = std::max(k_min_layout_runs, t.job.runs);
+  for (int visit = 0; visit < 2; ++visit) {
+    if (parent) {
+      BISECTD_TRY(enqueue_verify(t, t.parent, variant, runs));
+    }
+    if (culprit) {
+      BISECTD_TRY(enqueue_verify(t, t.culprit, variant, runs));
+    }
+  }
+  return {};
+}
+
+} // namespace
 
 Result<StepState> check_layout(VerifyTarget& t, Verification& v) {
   bool kernel = t.job.build.kind == kbuild::RecipeKind::kernel;
   if (!t.job.verify.layout || (!kernel && t.job.verify.layout_env.empty())) {
     return StepState::done;
   }
-  auto parent_requests = requests_for(t, t.parent, "layout");
-  auto culprit_requests = requests_for(t, t.culprit, "layout");
+  auto variant_name = layout_variant(t);
+  auto parent_requests = requests_for(t, t.parent, variant_name);
+  auto culprit_requests = requests_for(t, t.culprit, variant_name);
   if (parent_requests.empty() || culprit_requests.empty()) {
-    int runs = std::max(k_min_layout_runs, t.job.runs);
-    for (int visit = 0; visit < 2; ++visit) { // interleaved: parent, culprit, parent, culprit
-      if (parent_requests.empty()) {
-        BISECTD_TRY(enqueue_verify(t, t.parent, "layout", runs));
-      }
-      if (culprit_requests.empty()) {
-        BISECTD_TRY(enqueue_verify(t, t.culprit, "layout", runs));
-      }
-    }
+    BISECTD_TRY(queue_layout_visits(t, variant_name, parent_requests.empty(), culprit_requests.empty()));
     return StepState::pending;
   }
   if (any_open(parent_requests) || any_open(culprit_requests)) {
     return StepState::pending;
   }
-  BISECTD_TRY_ASSIGN(auto parent_layout, metric_values(t, t.parent, "layout"));
-  BISECTD_TRY_ASSIGN(auto culprit_layout, metric_values(t, t.culprit, "layout"));
-  auto what = kernel ? std::string("with forced 64-byte function alignment") : std::string("with the layout switch");
+  BISECTD_TRY_ASSIGN(auto parent_layout, metric_values(t, t.parent, variant_name));
+  BISECTD_TRY_ASSIGN(auto culprit_layout, metric_values(t, t.culprit, variant_name));
+  auto what = !kernel                          ? std::string("with the layout switch")
+              : variant_name == "layout"       ? std::string("with forced 64-byte function alignment")
+                                               : std::string("with forced 64-byte function alignment (KCFLAGS)");
   if (parent_layout.size() < 3 || culprit_layout.size() < 3) {
     auto line = "layout: could not measure " + what + " (" +
                 failure_text(parent_layout.size() < 3 ? parent_requests : culprit_requests) + ")";
-    v.lines.push_back(line);
-    v.details["layout"] = {{"result", line}, {"artefact", false}};
+    record_step(v, "layout", line, {{"artefact", false}, {"variant", variant_name}});
     return StepState::done;
   }
   BISECTD_TRY_ASSIGN(auto parent_normal, metric_values(t, t.parent, ""));
@@ -130,18 +158,15 @@ Result<StepState> check_layout(VerifyTarget& t, Verification& v) {
   auto line = fmt::format("layout: {} the shift is {} (was {}){}", what, percent(variant.relative_change),
                           percent(normal.relative_change),
                           v.layout_artefact ? ": likely a code-layout artefact" : ": the shift stays");
-  if (v.layout_artefact) {
-    v.lines.insert(v.lines.begin(), line); // prominent: first
-  } else {
-    v.lines.push_back(line);
-  }
-  v.details["layout"] = {{"result", line},
-                         {"artefact", v.layout_artefact},
-                         {"change", normal.relative_change},
-                         {"layout_change", variant.relative_change},
-                         {"layout_p_value", variant.p_value},
-                         {"layout_confirmed", variant.confirmed},
-                         {"runs", {{"parent", parent_layout.size()}, {"culprit", culprit_layout.size()}}}};
+  record_step(v, "layout", line,
+              {{"artefact", v.layout_artefact},
+               {"variant", variant_name},
+               {"change", normal.relative_change},
+               {"layout_change", variant.relative_change},
+               {"layout_p_value", variant.p_value},
+               {"layout_confirmed", variant.confirmed},
+               {"runs", {{"parent", parent_layout.size()}, {"culprit", culprit_layout.size()}}}},
+              v.layout_artefact); // an artefact is the first line: the report's reader must see it
   return StepState::done;
 }
 

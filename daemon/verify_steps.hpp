@@ -54,6 +54,11 @@ std::string failure_text(const std::vector<storage::RequestRow>& requests);
 // Queues one verification visit of `commit` (purpose verify) for the bisection.
 Status enqueue_verify(VerifyTarget& t, const std::string& commit, const std::string& variant, int runs);
 
+// Adds a step's line (first, or after the others) and stores it under details[step], with its numbers under
+// details["numbers"][step] (the shape docs/API.md gives `verification`: step → one line).
+void record_step(Verification& v, const std::string& step, const std::string& line, nlohmann::json numbers,
+                 bool first = false);
+
 // "+1.2%" style percentage of a relative change.
 std::string percent(double relative);
 

@@ -105,6 +105,11 @@ RequestOutcome handle_visit_outcome(Context& context, const Job& job, const stor
 
 kbuild::Recipe recipe_for(const Job& job, const std::string& variant) {
   auto recipe = job.build;
+  if (variant == "layout-kcflags" && recipe.kind == kbuild::RecipeKind::kernel) {
+    // Verification fallback (daemon/verify_runs.cpp) for kernels that lack CONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B
+    // (before v5.9, where the "layout" build fails with invalid_config): the same alignment by compiler flag.
+    recipe.kcflags += (recipe.kcflags.empty() ? "" : " ") + std::string("-falign-functions=64");
+  }
   if (variant == "layout") {
     if (recipe.kind == kbuild::RecipeKind::kernel) {
       recipe.extra_options.push_back("CONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B=y");

@@ -185,6 +185,8 @@ Status Watcher::check_series(const storage::TreeRow& tree, const std::string& br
     BISECTD_TRY_ASSIGN(bool covered, is_covered(m_context, tree.name, branch, job, c));
     BISECTD_TRY_ASSIGN(auto existing, m_context.store->detection(tree.name, job.name, c.good, c.bad));
     if (covered || existing) {
+      spdlog::info("watch {}:{}: series: {} {} in {}..{} is already accounted for", tree.name, branch, c.metric,
+                   percent(c.point.relative_change), base::short_sha(c.good), base::short_sha(c.bad));
       continue;
     }
     spdlog::info("watch {}:{}: series of {} heads: {} {} at {} (range {}..{}, p={:.3g})", tree.name, branch,

@@ -18,7 +18,20 @@ def progress(env, what):
     print(f"[{time.strftime('%H:%M:%S')}] {what}: {env.log_tail(1).strip()}", flush=True)
 
 
+def persistent_data_dir(env):
+    """Kernel build dirs are tied to the worktree's absolute path (kbuild records it): a fresh data dir would mean
+    a cold 5-17 minute build every run. Keep the data dir under the cache, but start from an empty database."""
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    env.data = os.path.join(cache, "bisectd", "kernel-e2e")
+    os.makedirs(env.data, exist_ok=True)
+    for name in os.listdir(env.data):
+        if name.startswith("bisectd.db") or name in ("token", "mirrors", "logs"):
+            path = os.path.join(env.data, name)
+            shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
+
+
 def test(env):
+    persistent_data_dir(env)
     repo = os.path.join(env.dir, "linux.git")
     subprocess.run([os.path.join(SOURCE, "scripts", "make-kernel-tree"), repo], check=True, stdout=subprocess.DEVNULL)
     planted = open(os.path.join(repo, ".bisectd-planted")).read().strip()

@@ -8,10 +8,17 @@
 (b) comment: a comment-only commit right before the real culprit is made to look guilty by a constructed
     sample history (planted runs at the bad level, as noise might produce). The verifier must find it
     implausible, the search moves on, and the mail names the real culprit.
-Pass `layout` or `comment` to run one part."""
+(a2) layout_broken: the layout switch breaks the build: reported once, never retried, no artefact claim.
+(a3) revert_conflict: the culprit's revert conflicts on the bad head: reported, the bisection still ends.
+(c) comment_defaults: the same history with the engine's confirmation pairs on: they refute the planted
+    runs before the verifier is asked, and the mail shows the real shift.
+Pass `layout`, `layout_broken`, `revert_conflict`, `comment` or `comment_defaults` to run one part."""
+import email
+import email.policy
 import json
 import os
 import random
+import re
 import sqlite3
 import subprocess
 import sys
@@ -53,10 +60,8 @@ def bisect(env, good, bad):
 
 
 def subject_of(text):
-    for line in text.split("\n"):
-        if line.startswith("Subject:"):
-            return line
-    return ""
+    """The decoded, unfolded Subject header."""
+    return str(email.message_from_string(text, policy=email.policy.default)["Subject"])
 
 
 def test_layout(env):
@@ -71,10 +76,13 @@ def test_layout(env):
     v = show.get("verification", {})
     print("layout: verification " + json.dumps(v, indent=1))
     check(show["state"] == "found" and show["culprit"] == shas["culprit"], f"culprit: {show['culprit']}")
-    check(v.get("layout", {}).get("artefact") is True and v.get("layout_artefact") is True, f"verification: {v}")
-    check(abs(v["layout"]["layout_change"]) < 0.05 and v["layout"]["change"] < -0.1, f"layout numbers: {v['layout']}")
-    check(v.get("revert", {}).get("recovered", 0) > 0.7, f"revert: {v.get('revert')}")
-    check("plausibility" in v and not v["plausibility"]["implausible"], f"plausibility: {v.get('plausibility')}")
+    n = v.get("numbers", {})
+    check(n.get("layout", {}).get("artefact") is True and v.get("layout_artefact") is True, f"verification: {v}")
+    check("likely a code-layout artefact" in v["layout"], f"layout line: {v['layout']}")
+    check(abs(n["layout"]["layout_change"]) < 0.05 and n["layout"]["change"] < -0.1, f"layout numbers: {n['layout']}")
+    check(n.get("revert", {}).get("recovered", 0) > 0.7 and "comes back" in v["revert"], f"revert: {v.get('revert')}")
+    check(n.get("plausibility", {}).get("implausible") is False, f"plausibility: {v.get('plausibility')}")
+    check(n.get("confirm", {}).get("pairs") == 5 and "the shift holds" in v["confirm"], f"confirm: {v.get('confirm')}")
     wait_for(lambda: len(env.mails()) >= 1, 60, "no mail arrived")
     mails = env.mails()
     check(len(mails) == 1, f"{len(mails)} mails")
@@ -84,9 +92,50 @@ def test_layout(env):
     check("WARNING: this is likely a code-layout artefact" in mails[0][0], "the body lacks the layout warning")
 
 
+def test_layout_broken(env):
+    """The layout rebuild fails (the switch breaks the build): the step is reported, never retried, and the
+    bisection still ends with its culprit, without an artefact claim."""
+    repo = os.path.join(env.dir, "repo")
+    shas = make_repo(repo, "layout")
+    env.start_smtp()
+    env.start_daemon()
+    add_tree(env, repo, '{pairs: 5, revert: false, layout_env: {EXTRA_CFLAGS: "-include /nonexistent/align.h"}}')
+    show = bisect(env, shas["base"], shas["head"])
+    v = show.get("verification", {})
+    print("layout_broken: " + v.get("layout", "-"))
+    check(show["state"] == "found" and show["culprit"] == shas["culprit"], f"culprit: {show['culprit']}")
+    check("could not measure" in v.get("layout", "") and "build_failed" in v["layout"],
+          f"layout: {v.get('layout')}")
+    check(v.get("layout_artefact") is False, f"verification: {v}")
+    time.sleep(3)  # a few more ticks: nothing may be queued again
+    layout_visits = [e for e in env.ctl_json("show", str(show["id"]))["events"] if "(layout)" in e["message"]]
+    check(len(layout_visits) == 4, f"layout visits queued {len(layout_visits)} times, expected 4: {layout_visits}")
+    check(env.ctl_json("status")["queue"].get("queued", 0) == 0, "requests still queued after the bisection")
+    wait_for(lambda: len(env.mails()) >= 1, 60, "no mail arrived")
+    check("artefact" not in subject_of(env.mails()[0][0]), "the subject claims an artefact")
+
+
+def test_revert_conflict(env):
+    """A later commit rewrote the culprit's line: the revert does not apply, which is reported (with the
+    conflicting path) and does not fail the bisection."""
+    repo = os.path.join(env.dir, "repo")
+    shas = make_repo(repo, "conflict")
+    env.start_smtp()
+    env.start_daemon()
+    add_tree(env, repo, "{pairs: 5, layout: false}")
+    show = bisect(env, shas["base"], shas["head"])
+    v = show.get("verification", {})
+    print("revert_conflict: " + v.get("revert", "-"))
+    check(show["state"] == "found" and show["culprit"] == shas["culprit"], f"culprit: {show['culprit']}")
+    check("does not apply cleanly" in v.get("revert", "") and "work.h" in v["revert"], f"revert: {v.get('revert')}")
+    check(v["numbers"]["revert"]["applies"] is False and "layout" not in v, f"verification: {v}")
+    wait_for(lambda: len(env.mails()) >= 1, 60, "no mail arrived")
+
+
 def plant(env, commits, bad_from, comment):
     """A constructed sample history: 3 runs per commit at the level its build really has, except the
-    comment-only commit, whose runs sit at the bad level (what noise made it look like)."""
+    comment-only commit: 2 runs at the bad level (what noise made it look like). Once the verifier rules it
+    out, the engine's own runs there outvote the planted pair, so the mail's culprit/parent table is right."""
     db = sqlite3.connect(os.path.join(env.data, "bisectd.db"))
     now = int(time.time())
     for i, sha in enumerate(commits):
@@ -95,7 +144,7 @@ def plant(env, commits, bad_from, comment):
         cur = db.execute("INSERT INTO requests (tree, job, commit_sha, purpose, machine_group, runs, variant, state, "
                          "created_at, updated_at) VALUES ('demo', ?, ?, 'bisect', 'local', 3, '', 'done', ?, ?)",
                          (JOB, sha, now, now))
-        for run_index in range(3):
+        for run_index in range(2 if sha == comment else 3):
             value = level * (1 + random.uniform(-0.005, 0.005))
             db.execute("INSERT INTO samples (request_id, tree, job, commit_sha, variant, machine, boot_id, run, "
                        "metrics, verification, created_at) VALUES (?, 'demo', ?, ?, '', 'local', ?, ?, ?, 0, ?)",
@@ -105,12 +154,13 @@ def plant(env, commits, bad_from, comment):
     db.close()
 
 
-def test_comment(env):
+def comment_scenario(env, verify):
+    """Runs the comment-only scenario with the job's `verify` section; returns (shas, show, subject)."""
     repo = os.path.join(env.dir, "repo")
     shas = make_repo(repo, "comment")
     env.start_smtp()
     env.start_daemon()
-    add_tree(env, repo, "{confirm: false, revert: false, layout: false}")
+    add_tree(env, repo, verify)
     env.kill_daemon(15)
     commits = chain(repo, shas["base"], shas["head"])
     plant(env, commits, commits.index(shas["culprit"]), shas["comment"])
@@ -118,23 +168,44 @@ def test_comment(env):
     started = time.time()
     show = bisect(env, shas["base"], shas["head"])
     print(f"comment: bisection took {time.time() - started:.0f}s, {show['runs']} runs, {show['builds']} builds")
-    events = [e["message"] for e in show.get("events", [])]
-    print("comment: events\n  " + "\n  ".join(events))
+    print("comment: events\n  " + "\n  ".join(e["message"] for e in show.get("events", [])))
     check(show["state"] == "found" and show["culprit"] == shas["culprit"],
           f"culprit {show['culprit']} (comment-only {shas['comment']}, real {shas['culprit']})")
-    check(any("implausible" in e and shas["comment"][:7] in e for e in events),
-          "no event says the comment-only commit is implausible")
     wait_for(lambda: len(env.mails()) >= 1, 60, "no mail arrived")
     mails = env.mails()
     check(len(mails) == 1, f"{len(mails)} mails")
     subject = subject_of(mails[0][0])
     print("comment: " + subject)
     check(shas["culprit"][:10] in subject and shas["comment"][:10] not in subject, f"subject: {subject}")
+    return shas, show, subject
+
+
+def test_comment(env):
+    """Only the plausibility check stands between the planted runs and the mail (the engine's confirmation
+    pairs are off, as when noise survives them): it must rule the comment-only commit out."""
+    shas, show, _ = comment_scenario(env, "{confirm: false, revert: false, layout: false}")
+    events = [e["message"] for e in show.get("events", [])]
+    check(any("implausible" in e and shas["comment"][:10] in e and "only comments in work.h" in e for e in events),
+          "no event says the comment-only commit is implausible")
+    v = show.get("verification", {})
+    check(v.get("culprit") == shas["culprit"] and v["numbers"]["plausibility"]["implausible"] is False,
+          f"verification: {v}")
+
+
+def test_comment_defaults(env):
+    """With the default verification the engine's interleaved pairs already refute the planted runs, and the
+    mail shows the real shift."""
+    _, show, subject = comment_scenario(env, "{pairs: 5, revert: false, layout: false}")
+    change = re.search(r"([-+][0-9.]+)% regression", subject)
+    check(change and float(change.group(1)) < -10, f"the mail does not show the real (-16.7%) shift: {subject}")
+    check("confirm" in show.get("verification", {}), f"no confirm summary: {show.get('verification')}")
 
 
 if __name__ == "__main__":
-    parts = sys.argv[1:] or ["layout", "comment"]
+    tests = {"layout": test_layout, "layout_broken": test_layout_broken,
+             "revert_conflict": test_revert_conflict, "comment": test_comment, "comment_defaults": test_comment_defaults}
+    parts = sys.argv[1:] or list(tests)
     code = 0
     for part in parts:
-        code = max(code, run(f"verify-{part}", {"layout": test_layout, "comment": test_comment}[part]))
+        code = max(code, run(f"verify-{part}", tests[part]))
     sys.exit(code)

@@ -10,7 +10,9 @@ Scenario "layout": a commit only moves the hot loop (HOT_OFFSET 0 → 16). Unles
 rounds; with it, both builds are identical in behaviour.
 Scenario "comment": a comment-only commit sits right before the real culprit (WORK_ROUNDS 200 → 240).
 
-Usage: verify_repo.py DEST layout|comment   → prints {"base", "culprit", "comment", "head"} as JSON.
+Scenario "conflict": "layout", plus a later commit rewording the culprit's line, so its revert conflicts.
+
+Usage: verify_repo.py DEST layout|conflict|comment   → prints {"base", "culprit", "comment", "head"} as JSON.
 """
 import json
 import os
@@ -41,9 +43,9 @@ bench:
 '''
 
 
-def work_h(offset, rounds=200, comment="the cost model of one operation"):
+def work_h(offset, rounds=200, comment="the cost model of one operation", unit="bytes"):
     return f'''/* {comment} */
-#define HOT_OFFSET {offset} /* bytes between the function start and the hot loop */
+#define HOT_OFFSET {offset} /* {unit} between the function start and the hot loop */
 #ifdef FORCE_ALIGN
 #define EFFECTIVE_OFFSET 0 /* forced alignment puts every hot loop on a 64-byte boundary */
 #else
@@ -69,10 +71,13 @@ def main():
     write(dest, "NOTES", "verify test project\n")
     shas = {"base": commit(dest, 0, "bench: initial benchmark")}
     for i in range(1, 9):
-        if scenario == "layout" and i == 5:
+        if scenario in ("layout", "conflict") and i == 5:
             write(dest, "work.h", work_h(16))
             shas["culprit"] = commit(dest, i, "bench: move the hot loop by 16 bytes",
                                      "Signed-off-by: Lee Layout <lee@example.org>", ("Lee Layout", "lee@example.org"))
+        elif scenario == "conflict" and i == 7:
+            write(dest, "work.h", work_h(16, unit="octets"))  # touches the culprit's line: its revert conflicts
+            commit(dest, i, "bench: say octets")
         elif scenario == "comment" and i == 4:
             write(dest, "work.h", work_h(0, comment="the cost model of one operation (see NOTES)"))
             shas["comment"] = commit(dest, i, "work: reword a comment",

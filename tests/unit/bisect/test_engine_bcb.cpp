@@ -188,3 +188,25 @@ TEST_CASE("bisect::bcb works without a noise prior from history", "[bisect][bcb]
   }
   CHECK(correct >= 4);
 }
+
+TEST_CASE("bisect::bcb asks a lone machine for one run at a time", "[bisect][bcb]") {
+  auto p = chain_of(200);
+  std::int64_t seq = 0;
+  for (std::size_t c : {0u, 0u, 199u, 199u}) {
+    p.samples.push_back({c, c == 0 ? 1000.0 : 935.0, "b" + std::to_string(seq), seq, false});
+    ++seq;
+  }
+  p.settings.cost = {600, 180, 300}; // a build is expensive: several runs per new build would pay up front
+  p.settings.runs_per_visit = 3;
+  p.settings.idle_machines = 1;
+  for (int i = 0; i < 12; ++i) {
+    auto step = next_step(p);
+    REQUIRE(step.verdict == Verdict::need_runs);
+    REQUIRE(step.picks.size() == 1);
+    CHECK(step.picks[0].runs == 1); // the kernel stays installed: the next run is decided after this one
+    std::size_t c = step.picks[0].commit;
+    double v = 1000 * std::exp((c >= 120 ? -0.065 : 0.0) + 0.03 * noise(static_cast<std::uint64_t>(seq) + 4242));
+    p.samples.push_back({c, v, "b" + std::to_string(seq), seq, false});
+    ++seq;
+  }
+}
