@@ -82,9 +82,13 @@ void render_verification(std::ostringstream& out, const nlohmann::json& b) {
   }
   out << "\nverification:\n";
   for (const auto& [check, result] : verification.items()) {
+    // The per-step lines are what a reader wants; the raw numbers stay in --json.
+    if (check == "numbers" || check == "culprit") {
+      continue;
+    }
     std::string text = result.is_string() ? result.get<std::string>() : result.dump();
-    char buffer[32];
-    std::snprintf(buffer, sizeof buffer, "  %-14s", check.c_str());
+    char buffer[64];
+    std::snprintf(buffer, sizeof buffer, "  %-16s ", check.c_str());
     out << buffer << text << '\n';
   }
 }
