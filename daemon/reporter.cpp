@@ -80,7 +80,9 @@ Status add_samples(Context& context, const storage::BisectionRow& b, const Concl
   const auto& culprit = c.chain[c.culprit];
   const auto& parent = c.chain[c.culprit > 0 ? c.culprit - 1 : 0];
   std::map<std::string, report::MetricComparison> metrics;
+  std::set<std::string> boots;
   for (const auto& s : samples) {
+    boots.insert(s.boot_id);
     if (auto v = metric_value(s, b.metric)) {
       input.chart.push_back({index[s.commit], s.commit, *v, index[s.commit] >= c.culprit});
     }
@@ -97,6 +99,7 @@ Status add_samples(Context& context, const storage::BisectionRow& b, const Concl
       (s.commit == culprit ? m.culprit_samples : m.parent_samples).push_back(value.get<double>());
     }
   }
+  input.boots = static_cast<int>(boots.size());
   std::stable_sort(input.chart.begin(), input.chart.end(),
                    [](const auto& a, const auto& z) { return a.position < z.position; });
   if (metrics.contains(b.metric)) {
@@ -143,6 +146,10 @@ Result<storage::ReportRow> compose_report(Context& context, const storage::Bisec
   input.testcase = job.testcase;
   input.machine_description = machine_description(context, job);
   input.params = job.params;
+  if (job.build.kind == kbuild::RecipeKind::kernel) {
+    input.kconfig = std::filesystem::path(job.build.config).filename().string() + "+" +
+                    job.build.fragment.stem().string();
+  }
   input.metric = b.metric;
   input.direction = job.metrics.direction == bisect::Direction::higher_is_better ? +1 : -1;
   input.confident = c.confident;

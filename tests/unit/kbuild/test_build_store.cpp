@@ -1,7 +1,7 @@
 #include "kbuild/build_store.hpp"
 
 #include "base/fs.hpp"
-#include "temp_dir.hpp"
+#include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
 

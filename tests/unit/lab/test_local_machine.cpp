@@ -2,7 +2,7 @@
 
 #include "base/fs.hpp"
 #include "base/strings.hpp"
-#include "temp_dir.hpp"
+#include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
 
