@@ -1,6 +1,6 @@
 #include "lab/initramfs.hpp"
 
-#include "unit/kbuild/temp_dir.hpp"
+#include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
 

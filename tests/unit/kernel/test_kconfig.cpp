@@ -2,7 +2,7 @@
 
 #include "base/fs.hpp"
 #include "kbuild/kernel_builder.hpp"
-#include "unit/kbuild/temp_dir.hpp"
+#include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
 

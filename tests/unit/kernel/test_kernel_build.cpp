@@ -2,7 +2,7 @@
 #include "kbuild/kernel_failure.hpp"
 #include "kbuild/kernel_make.hpp"
 
-#include "unit/kbuild/temp_dir.hpp"
+#include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
 
