@@ -85,6 +85,12 @@ class Db:
         return self.rows("SELECT id, good, bad, metric, state, bisection_id FROM detections ORDER BY id")
 
 
+def tested_is(env, db, sha):
+    """The branch baseline is `sha`; fails at once (with the exit code) if the daemon died."""
+    check(env.daemon.poll() is None, f"bisectd exited with {env.daemon.returncode}")
+    return db.tested() == sha
+
+
 def push(repo, sha):
     git(repo, "update-ref", "refs/heads/master", sha)
 
@@ -96,10 +102,10 @@ def test(env):
     env.start_daemon()
     db = Db(os.path.join(env.data, "bisectd.db"))
     env.ctl("tree", "add", "demo", repo, "--branch", "master", "--job", job)
-    wait_for(lambda: db.tested() == shas["A"], 120, "head A never became the baseline")
+    wait_for(lambda: tested_is(env, db, shas["A"]), 120, "head A never became the baseline")
 
     push(repo, shas["B"])  # pure noise: comments only
-    wait_for(lambda: db.tested() == shas["B"], 120, "head B was never measured and compared")
+    wait_for(lambda: tested_is(env, db, shas["B"]), 120, "head B was never measured and compared")
     check(env.ctl_json("bisections")["bisections"] == [], "the comment-only push B opened a bisection")
     check(all(d[4] == "rejected" for d in db.detections()), f"push B: detections {db.detections()}")
 
@@ -132,7 +138,7 @@ def test(env):
     check(f"opened by detection {detection_id}" in events, f"events of bisection {b['id']}: {events}")
 
     push(repo, shas["D"])  # pure noise again
-    wait_for(lambda: db.tested() == shas["D"], 180, "head D was never measured and compared")
+    wait_for(lambda: tested_is(env, db, shas["D"]), 180, "head D was never measured and compared")
     check(len(env.ctl_json("bisections")["bisections"]) == 1, "the comment-only push D opened a bisection")
     others = [d for d in db.detections() if d[0] != detection_id]
     check(all(d[4] == "rejected" for d in others), f"noise pushes left detections: {others}")
@@ -142,7 +148,7 @@ def test(env):
 
 
 def make_ramp(dest, before, ramp, after):
-    """A history whose every commit is one push: `before` comment-only heads, `ramp` heads that each add 2.5%
+    """A history whose every commit is one push: `before` comment-only heads, `ramp` heads that each add 4%
     more work per operation (each below the 5% threshold alone), then `after` comment-only heads."""
     os.makedirs(dest, exist_ok=True)
     demo.git(dest, "init", "-q", "-b", "master")
@@ -152,7 +158,7 @@ def make_ramp(dest, before, ramp, after):
     heads = [demo.commit(dest, 0, "demo: initial benchmark")]
     for i in range(1, before + ramp + after):
         if before <= i < before + ramp:
-            rounds = ROUNDS * (1000 + 25 * (i - before + 1)) // 1000
+            rounds = ROUNDS * (1000 + 40 * (i - before + 1)) // 1000
             demo.write(dest, "work.h", f"#define WORK_ROUNDS {rounds}\n")
             heads.append(demo.commit(dest, i, f"work: {rounds} rounds"))
         else:
@@ -174,7 +180,7 @@ def test_series(env):
     env.ctl("tree", "add", "demo", repo, "--branch", "master", "--job", job)
     for sha in heads:
         push(repo, sha)
-        wait_for(lambda: db.tested() == sha, 120, f"head {sha[:12]} was never measured and compared")
+        wait_for(lambda: tested_is(env, db, sha), 120, f"head {sha[:12]} was never measured and compared")
     wait_for(lambda: env.ctl_json("bisections")["bisections"], 120, "the series detector opened no bisection")
     bisections = env.ctl_json("bisections")["bisections"]
     check(len(bisections) == 1, f"{len(bisections)} bisections: {bisections}")
