@@ -1,5 +1,6 @@
 // GET /api/v1/bisections/ID: the summary plus tested commits, events and the engine's result.
 #include "base/clock.hpp"
+#include "report/change_table.hpp"
 #include "daemon/api.hpp"
 #include "daemon/api_views.hpp"
 
@@ -32,13 +33,8 @@ json commit_json(const CommitView& c, std::size_t index, std::optional<std::size
   } else if (!c.samples.empty()) {
     status = !culprit ? "tested" : (index < *culprit ? "good" : "bad");
   }
-  double mean = c.samples.empty() ? 0 : std::accumulate(c.samples.begin(), c.samples.end(), 0.0) /
-                                          static_cast<double>(c.samples.size());
-  double ss = 0;
-  for (double v : c.samples) {
-    ss += (v - mean) * (v - mean);
-  }
-  double sd_pct = c.samples.empty() || mean == 0 ? 0 : 100.0 * std::sqrt(ss / static_cast<double>(c.samples.size())) / mean;
+  double mean = report::mean(c.samples);
+  double sd_pct = mean == 0 ? 0 : 100.0 * report::population_stddev(c.samples) / mean; // LKP: population sigma
   return json{{"commit", c.sha}, {"subject", c.subject}, {"index", index},  {"status", status},
               {"samples", c.samples}, {"mean", mean}, {"stddev_pct", sd_pct}};
 }

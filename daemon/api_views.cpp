@@ -19,19 +19,6 @@ json null_if_empty(const std::string& s) { return s.empty() ? json(nullptr) : js
 
 json iso_or_null(std::int64_t t) { return t == 0 ? json(nullptr) : json(base::iso8601_utc(t)); }
 
-std::pair<double, double> mean_stddev_pct(const std::vector<double>& values) {
-  if (values.empty()) {
-    return {0, 0};
-  }
-  double mean = std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
-  double ss = 0;
-  for (double v : values) {
-    ss += (v - mean) * (v - mean);
-  }
-  double sd = std::sqrt(ss / static_cast<double>(values.size())); // LKP: population sigma
-  return {mean, mean != 0 ? 100.0 * sd / std::abs(mean) : 0};
-}
-
 } // namespace
 
 std::string url_decode(std::string_view text) {

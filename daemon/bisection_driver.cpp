@@ -189,7 +189,7 @@ Status BisectionDriver::advance(storage::BisectionRow b) {
   b.result_json = result_json(b, chain, step).dump();
   if (step.verdict == bisect::Verdict::need_runs) {
     BISECTD_TRY(m_context.store->update_bisection(b));
-    return enqueue_picks(b, *job, chain, step);
+    return enqueue_picks(b, *job, chain, step, problem.settings.in_flight);
   }
   if (!problem.settings.in_flight.empty()) {
     BISECTD_TRY(m_context.store->update_bisection(b));
@@ -199,18 +199,9 @@ Status BisectionDriver::advance(storage::BisectionRow b) {
 }
 
 Status BisectionDriver::enqueue_picks(const storage::BisectionRow& b, const Job& job,
-                                      const std::vector<std::string>& chain, const bisect::Step& step) {
-  std::set<std::size_t> in_flight;
-  BISECTD_TRY_ASSIGN(auto requests, m_context.store->requests_for_bisection(b.id));
-  for (const auto& r : requests) {
-    if (is_open(r)) {
-      for (std::size_t i = 0; i < chain.size(); ++i) {
-        if (chain[i] == r.commit) {
-          in_flight.insert(i);
-        }
-      }
-    }
-  }
+                                      const std::vector<std::string>& chain, const bisect::Step& step,
+                                      const std::vector<std::size_t>& open) {
+  std::set<std::size_t> in_flight(open.begin(), open.end());
   for (const auto& pick : step.picks) {
     if (in_flight.contains(pick.commit) || pick.runs <= 0) {
       continue;

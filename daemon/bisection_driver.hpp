@@ -29,8 +29,9 @@ private:
   Status advance(storage::BisectionRow b);
   Result<bisect::Problem> problem_for(const storage::BisectionRow& b, const Job& job,
                                       const std::vector<std::string>& chain);
+  // Queues the step's picks, except commits in `in_flight` (chain indices with open requests).
   Status enqueue_picks(const storage::BisectionRow& b, const Job& job, const std::vector<std::string>& chain,
-                       const bisect::Step& step);
+                       const bisect::Step& step, const std::vector<std::size_t>& in_flight);
   // True when the culprit is a merge and the search moved into the merged branch.
   Result<bool> recurse_into_merge(storage::BisectionRow& b, const std::string& culprit);
   Status finish(storage::BisectionRow& b, const Job& job, const std::vector<std::string>& chain,

@@ -19,6 +19,19 @@ Result<std::shared_ptr<const Job>> JobCache::get(const std::string& name) {
   return slot.second;
 }
 
+std::vector<std::string> json_string_list(const std::string& text) {
+  auto parsed = nlohmann::json::parse(text, nullptr, false);
+  std::vector<std::string> out;
+  if (parsed.is_array()) {
+    for (const auto& item : parsed) {
+      if (item.is_string()) {
+        out.push_back(item.get<std::string>());
+      }
+    }
+  }
+  return out;
+}
+
 std::optional<double> metric_value(const storage::SampleRow& sample, const std::string& metric) {
   auto metrics = nlohmann::json::parse(sample.metrics_json, nullptr, false);
   if (metrics.is_discarded() || !metrics.contains(metric) || !metrics[metric].is_number()) {

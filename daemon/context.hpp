@@ -52,6 +52,9 @@ struct Context {
   std::function<void()> wake;      // asks the scheduler for a tick soon (safe from any thread)
 };
 
+// The strings of a stored JSON array (trees' branches, notify, mail_cc); non-strings are skipped.
+std::vector<std::string> json_string_list(const std::string& text);
+
 // The primary (or named) metric of a stored sample, if present and positive.
 std::optional<double> metric_value(const storage::SampleRow& sample, const std::string& metric);
 

@@ -29,19 +29,6 @@ report::Commit to_report_commit(const vcs::CommitInfo& c) {
   return out;
 }
 
-std::vector<std::string> json_list(const std::string& text) {
-  auto parsed = json::parse(text, nullptr, false);
-  std::vector<std::string> out;
-  if (parsed.is_array()) {
-    for (const auto& item : parsed) {
-      if (item.is_string()) {
-        out.push_back(item.get<std::string>());
-      }
-    }
-  }
-  return out;
-}
-
 // The raw value of a `Link:` trailer (a lore URL or message id); render_report validates it.
 std::string reply_target(const report::Commit& culprit) {
   for (const auto& [key, value] : culprit.trailers) {
@@ -182,7 +169,7 @@ Result<storage::ReportRow> compose_report(Context& context, const storage::Bisec
   input.reproduce = reproduce_commands(b, tree, job);
   // A result below the confidence bar goes to the tree's own notify list only.
   bool private_mail = tree.is_private || !c.confident;
-  auto who = report::compute_recipients(input.culprit, json_list(tree.notify_json), json_list(tree.mail_cc_json),
+  auto who = report::compute_recipients(input.culprit, json_string_list(tree.notify_json), json_string_list(tree.mail_cc_json),
                                         private_mail ? std::vector<std::string>{} : maintainers(context, tree.name, patch),
                                         private_mail);
   auto mail = report::render_report(input, who);

@@ -1,5 +1,7 @@
 #include "daemon/verify_checks.hpp"
 
+#include "bisect/stats.hpp"
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -193,14 +195,7 @@ MeanChange mean_change(const std::vector<double>& before, const std::vector<doub
   if (before.size() < 2 || after.size() < 2) {
     return c;
   }
-  auto stats = [](const std::vector<double>& v) {
-    double mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-    double ss = 0;
-    for (double x : v) {
-      ss += (x - mean) * (x - mean);
-    }
-    return std::pair{mean, ss / static_cast<double>(v.size() - 1)};
-  };
+  auto stats = [](const std::vector<double>& v) { return std::pair{bisect::mean(v), bisect::variance(v)}; };
   auto [m0, v0] = stats(before);
   auto [m1, v1] = stats(after);
   if (m0 == 0) {

@@ -16,16 +16,7 @@ constexpr double k_inconclusive_p = 0.2;       // above this the data show no sh
 constexpr std::size_t k_max_confirm_runs = 40; // per side; past this an unconfirmed shift is rejected
 constexpr int k_first_round_cap = 20;          // per side in the first round, whatever the noise model asks
 
-std::vector<std::string> branches_of(const storage::TreeRow& tree) {
-  auto parsed = nlohmann::json::parse(tree.branches_json, nullptr, false);
-  std::vector<std::string> out;
-  if (parsed.is_array()) {
-    for (const auto& b : parsed) {
-      out.push_back(b.get<std::string>());
-    }
-  }
-  return out;
-}
+std::vector<std::string> branches_of(const storage::TreeRow& tree) { return json_string_list(tree.branches_json); }
 
 std::string percent(double fraction) {
   char buffer[32];

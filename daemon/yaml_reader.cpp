@@ -33,25 +33,31 @@ void YamlReader::check_keys(const YAML::Node& map, const std::string& prefix, co
   if (!map.IsMap()) {
     return;
   }
+  std::string list;
+  for (const auto& k : known) {
+    list += (list.empty() ? "" : ", ") + k;
+  }
   for (const auto& entry : map) {
     auto key = entry.first.as<std::string>();
     if (!known.contains(key)) {
-      std::string list;
-      for (const auto& k : known) {
-        list += (list.empty() ? "" : ", ") + k;
-      }
       error(entry.first, dotted(prefix, key), "unknown key (known: " + list + ")");
     }
   }
 }
 
+YAML::Node YamlReader::lookup(const YAML::Node& map, const std::string& prefix, const std::string& key,
+                              bool required) {
+  auto node = map[key];
+  if (!node && required) {
+    error(map, dotted(prefix, key), "missing");
+  }
+  return node;
+}
+
 std::optional<std::string> YamlReader::string(const YAML::Node& map, const std::string& prefix,
                                               const std::string& key, bool required) {
-  auto node = map[key];
+  auto node = lookup(map, prefix, key, required);
   if (!node) {
-    if (required) {
-      error(map, dotted(prefix, key), "missing");
-    }
     return std::nullopt;
   }
   if (!node.IsScalar()) {
@@ -63,11 +69,8 @@ std::optional<std::string> YamlReader::string(const YAML::Node& map, const std::
 
 std::optional<std::vector<std::string>> YamlReader::string_list(const YAML::Node& map, const std::string& prefix,
                                                                 const std::string& key, bool required) {
-  auto node = map[key];
+  auto node = lookup(map, prefix, key, required);
   if (!node) {
-    if (required) {
-      error(map, dotted(prefix, key), "missing");
-    }
     return std::nullopt;
   }
   if (!node.IsSequence()) {

@@ -27,6 +27,8 @@ public:
   // Records an error for every key of `map` not in `known`; `prefix` is the dotted path of `map`.
   void check_keys(const YAML::Node& map, const std::string& prefix, const std::set<std::string>& known);
 
+  // map[key]; records "missing" when absent and `required`.
+  YAML::Node lookup(const YAML::Node& map, const std::string& prefix, const std::string& key, bool required);
   std::optional<std::string> string(const YAML::Node& map, const std::string& prefix, const std::string& key,
                                     bool required = false);
   std::optional<std::vector<std::string>> string_list(const YAML::Node& map, const std::string& prefix,
