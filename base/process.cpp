@@ -184,6 +184,18 @@ void kill_group(pid_t pid) {
   ::kill(-pid, SIGKILL);
 }
 
+// Calls command.progress when another progress_interval has passed since `last`.
+void report_progress(const Command& command, Clock::time_point start, Clock::time_point& last) {
+  if (!command.progress || command.progress_interval.count() <= 0) {
+    return;
+  }
+  auto now = Clock::now();
+  if (now - last >= command.progress_interval) {
+    last = now;
+    command.progress(std::chrono::duration_cast<std::chrono::milliseconds>(now - start));
+  }
+}
+
 // Pumps stdin/stdout/stderr until the child closes them, the timeout passes or cancel is raised.
 // Returns false when the child had to be killed.
 struct PumpOutcome {
@@ -200,6 +212,7 @@ PumpOutcome pump(const Command& command, pid_t pid, ChildIo& io, ExitStatus& sta
     ::fcntl(io.stdin_write.get(), F_SETFL, O_NONBLOCK);
   }
   char buffer[65536];
+  auto last_progress = start;
   while (io.out_read.get() >= 0 || io.err_read.get() >= 0 || io.stdin_write.get() >= 0) {
     pollfd fds[3];
     int n = 0;
@@ -233,6 +246,7 @@ PumpOutcome pump(const Command& command, pid_t pid, ChildIo& io, ExitStatus& sta
         io.stdin_write.reset();
       }
     }
+    report_progress(command, start, last_progress);
     bool over_time = command.timeout.count() > 0 && Clock::now() - start > command.timeout;
     bool cancelled = command.cancel != nullptr && command.cancel->load();
     if (over_time || cancelled) {
@@ -252,11 +266,13 @@ PumpOutcome pump(const Command& command, pid_t pid, ChildIo& io, ExitStatus& sta
 // Waits for the exit while still honouring the timeout and cancel flag (stdio already closed).
 PumpOutcome wait_exit(const Command& command, pid_t pid, int& wstatus, Clock::time_point start) {
   PumpOutcome outcome;
+  auto last_progress = start;
   while (true) {
     pid_t got = ::waitpid(pid, &wstatus, WNOHANG);
     if (got == pid || (got < 0 && errno != EINTR)) {
       return outcome;
     }
+    report_progress(command, start, last_progress);
     bool over_time = command.timeout.count() > 0 && Clock::now() - start > command.timeout;
     bool cancelled = command.cancel != nullptr && command.cancel->load();
     if (over_time || cancelled) {

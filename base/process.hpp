@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -25,6 +26,10 @@ struct Command {
   std::string stdin_data;                        // written to the child's stdin, then closed
   const std::atomic<bool>* cancel = nullptr;     // when set to true, the child is killed (ErrorCode::cancelled)
   std::size_t capture_limit = 16 * 1024 * 1024;  // captured bytes kept per stream (the tail is dropped)
+  // Called every `progress_interval` (> 0) while the child runs, from the waiting thread: long builds say
+  // how far they got instead of going silent for minutes.
+  std::chrono::milliseconds progress_interval{0};
+  std::function<void(std::chrono::milliseconds elapsed)> progress;
 };
 
 struct ExitStatus {

@@ -55,6 +55,9 @@ void render_header(std::ostringstream& out, const nlohmann::json& b, std::int64_
   line(out, "good", field_text(b, "good"));
   line(out, "bad", field_text(b, "bad"));
   line(out, "culprit", culprit_text(b));
+  if (b.contains("merge") && b["merge"].is_string()) {
+    line(out, "via merge", b["merge"].get<std::string>() + " (the search recursed into the merged branch)");
+  }
   line(out, "P(culprit)", format_probability(field_number(b, "p_culprit")));
   const auto& set = b.value("credible_set", nlohmann::json::array());
   if (set.is_array() && set.size() > 1) {

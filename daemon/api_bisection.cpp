@@ -52,7 +52,10 @@ HttpResponse Api::bisection(std::int64_t id) {
   auto loaded = m_context.trees->with_repo(b.tree, [&](vcs::Repository& repo) -> Status {
     BISECTD_TRY_ASSIGN(auto shas, repo.first_parent_chain(b.range_good, b.range_bad));
     for (const auto& sha : shas) {
-      chain.push_back({sha, subject_of(repo, sha)});
+      CommitView view;
+      view.sha = sha;
+      view.subject = subject_of(repo, sha);
+      chain.push_back(std::move(view));
     }
     if (!b.culprit.empty()) {
       culprit_subject = subject_of(repo, b.culprit);
@@ -89,6 +92,7 @@ HttpResponse Api::bisection(std::int64_t id) {
   out["shift"] = result.value("shift", json::object());
   out["verification"] = result.value("verification", json::object());
   out["verdict"] = result.value("verdict", "");
+  out["merge"] = result.value("merge", json(nullptr)); // the merge the search recursed through, if any
   out["trace"] = result.value("trace", json::array());
   out["chain_length"] = chain.size();
   out["tested"] = tested;

@@ -2,6 +2,7 @@
 
 #include "base/clock.hpp"
 #include "base/strings.hpp"
+#include "daemon/bisection_priors.hpp"
 #include "daemon/verifier.hpp"
 
 #include <nlohmann/json.hpp>
@@ -161,13 +162,13 @@ Result<bisect::Problem> BisectionDriver::problem_for(const storage::BisectionRow
   s.direction = job.metrics.direction;
   s.threshold = job.metrics.threshold;
   s.delta = job.bisect.delta;
-  s.noise = job.bisect.noise;
   s.runs_per_visit = job.runs;
   s.max_runs = job.bisect.max_runs;
   s.max_builds = job.bisect.max_builds;
   s.idle_machines = std::max(0, machines_in(job.machine_group) - open);
   s.built.assign(built.begin(), built.end());
   s.verification_pairs = job.verify.confirm ? job.verify.pairs : 0;
+  apply_history(m_context, b, job, s);
   return problem;
 }
 
@@ -225,19 +226,15 @@ Status BisectionDriver::enqueue_picks(const storage::BisectionRow& b, const Job&
 Result<bool> BisectionDriver::recurse_into_merge(storage::BisectionRow& b, const std::string& culprit) {
   bool moved = false;
   BISECTD_TRY(m_context.trees->with_repo(b.tree, [&](vcs::Repository& repo) -> Status {
-    BISECTD_TRY_ASSIGN(auto info, repo.commit(culprit));
-    if (info.parents.size() < 2) {
-      return {};
-    }
-    BISECTD_TRY_ASSIGN(auto base, repo.merge_base(info.parents[0], info.parents[1]));
-    if (base == info.parents[1]) {
+    BISECTD_TRY_ASSIGN(auto range, repo.merged_range(culprit));
+    if (!range) {
       return {};
     }
     auto result = json::parse(b.result_json, nullptr, false);
     result["merge"] = culprit;
     b.result_json = result.dump();
-    b.range_good = base;
-    b.range_bad = info.parents[1];
+    b.range_good = range->first;
+    b.range_bad = range->second;
     moved = true;
     return {};
   }));

@@ -2,6 +2,7 @@
 // What the daemon's parts share: configuration, the store, trees, builders, machines, the job cache.
 
 #include "daemon/config.hpp"
+#include "daemon/cost_history.hpp"
 #include "daemon/job.hpp"
 #include "daemon/trees.hpp"
 #include "kbuild/build_store.hpp"
@@ -47,6 +48,7 @@ struct Context {
   std::unique_ptr<JobCache> jobs;
   std::vector<MachineSlot> machines;
   std::mutex machines_mutex;       // guards MachineSlot::busy/current for readers off the io thread
+  CostHistory costs;               // recent build/boot/run times per job: the bisection engine's cost model
   std::atomic<bool> stopping{false};
   std::int64_t started_at = 0;
   std::function<void()> wake;      // asks the scheduler for a tick soon (safe from any thread)

@@ -5,6 +5,8 @@
 #include "kbuild/command_builder.hpp"
 #include "kbuild/kernel_builder.hpp"
 
+#include <chrono>
+
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
@@ -49,6 +51,9 @@ Result<kbuild::BuildResult> build_commit(Context& context, const Job& job, const
     BISECTD_TRY_ASSIGN(result, builder.build(build));
   }
   if (!result.reused) {
+    if (result.outcome == kbuild::BuildOutcome::ok) {
+      context.costs.add_build(job.name, result.seconds);
+    }
     (void)context.store->record_build(job.name, request.commit, request.variant,
                                       result.outcome == kbuild::BuildOutcome::ok       ? "ok"
                                       : result.outcome == kbuild::BuildOutcome::failed ? "failed"
@@ -101,6 +106,20 @@ RequestOutcome handle_visit_outcome(Context& context, const Job& job, const stor
   return fail(context, request, Error{ErrorCode::infra, visit.message}, may_retry(request));
 }
 
+// The boot part of a successful visit is its wall time minus the runs' own time.
+void record_visit_cost(Context& context, const Job& job, std::chrono::steady_clock::time_point started,
+                       const Result<lab::VisitResult>& visit) {
+  if (!visit || visit->outcome != lab::VisitOutcome::ok || visit->runs.empty()) {
+    return;
+  }
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  double runs = 0;
+  for (const auto& run : visit->runs) {
+    runs += run.seconds;
+  }
+  context.costs.add_visit(job.name, wall - runs, runs, static_cast<int>(visit->runs.size()));
+}
+
 } // namespace
 
 kbuild::Recipe recipe_for(const Job& job, const std::string& variant) {
@@ -140,7 +159,9 @@ RequestOutcome run_request(Context& context, MachineSlot& slot, const storage::R
   (void)base::make_dirs(log_dir);
   lab::VisitRequest visit_request{request.commit, build->artifact_dir, build->kernel_release, (*job)->run,
                                   static_cast<int>(request.runs), log_dir, &context.stopping};
+  auto visit_started = std::chrono::steady_clock::now();
   auto visit = slot.machine->visit(visit_request);
+  record_visit_cost(context, **job, visit_started, visit);
   if (!visit) {
     return fail(context, request, visit.error().context("visit " + slot.machine->spec().name), false);
   }

@@ -5,6 +5,7 @@
 #include "base/strings.hpp"
 
 #include <array>
+#include <fstream>
 #include <spdlog/spdlog.h>
 
 namespace bisectd::kbuild {
@@ -28,6 +29,28 @@ base::Command make_command(const KernelMake& make, std::vector<std::string> argv
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(make.deadline - std::chrono::steady_clock::now());
   cmd.timeout = std::max(left, std::chrono::milliseconds(1));
   return cmd;
+}
+
+constexpr std::chrono::seconds k_progress_interval{60};
+
+// The last non-empty line of `log` (make's latest "CC mm/memory.o"), read from its last 4 KiB.
+std::string last_line(const fs::path& log) {
+  std::ifstream in(log, std::ios::binary | std::ios::ate);
+  if (!in) {
+    return "";
+  }
+  std::streamoff size = in.tellg();
+  std::streamoff from = std::max<std::streamoff>(0, size - 4096);
+  in.seekg(from);
+  std::string tail(static_cast<std::size_t>(size - from), '\0');
+  in.read(tail.data(), static_cast<std::streamsize>(tail.size()));
+  auto lines = base::split(tail, '\n');
+  for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
+    if (auto line = base::trim(*it); !line.empty()) {
+      return std::string(line);
+    }
+  }
+  return "";
 }
 
 } // namespace
@@ -67,6 +90,11 @@ Result<base::ExitStatus> run_make(const KernelMake& make, const std::vector<std:
   cmd.stdout_path = make.log;
   cmd.stderr_to_stdout = true;
   cmd.append = true;
+  cmd.progress_interval = k_progress_interval;
+  cmd.progress = [&make, what = base::join(targets, " ")](std::chrono::milliseconds elapsed) {
+    spdlog::info("kbuild: make {} in {}: {}s so far, at: {}", what, make.objdir.filename().string(),
+                 elapsed.count() / 1000, last_line(make.log));
+  };
   spdlog::debug("kbuild: {}", base::describe_argv(cmd.argv));
   return base::run(cmd);
 }

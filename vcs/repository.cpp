@@ -32,16 +32,24 @@ void follow_remote_head(git_repository* repo, git_remote* remote) {
   }
 }
 
-Result<RepoPtr> init_bare_mirror(const std::string& url, const std::filesystem::path& git_dir) {
-  git_repository_init_options options = GIT_REPOSITORY_INIT_OPTIONS_INIT;
-  options.flags = GIT_REPOSITORY_INIT_BARE | GIT_REPOSITORY_INIT_MKPATH | GIT_REPOSITORY_INIT_NO_REINIT;
+int create_mirror_remote(git_remote** out, git_repository* repo, const char* name, const char* url, void*) {
+  return git_remote_create_with_fetchspec(out, repo, name, url, k_mirror_refspec);
+}
+
+// A fresh bare mirror through git_clone: for a local path libgit2 hard-links the source's object files
+// instead of packing them (a 1.3 GB kernel tree takes seconds, not many minutes); other URLs are fetched.
+Result<RepoPtr> clone_bare_mirror(const std::string& url, const std::filesystem::path& git_dir) {
+  git_clone_options options = GIT_CLONE_OPTIONS_INIT;
+  options.bare = 1;
+  options.local = GIT_CLONE_LOCAL_AUTO;
+  options.remote_cb = create_mirror_remote;
+  int attempts = 0;
+  options.fetch_opts.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_ALL;
+  options.fetch_opts.callbacks.credentials = agent_credentials;
+  options.fetch_opts.callbacks.payload = &attempts;
   git_repository* raw = nullptr;
-  BISECTD_TRY(check(git_repository_init_ext(&raw, git_dir.c_str(), &options), "init " + git_dir.string(), ErrorCode::io));
+  BISECTD_TRY(check(git_clone(&raw, url.c_str(), git_dir.c_str(), &options), "clone " + url, ErrorCode::unreachable));
   RepoPtr repo(raw);
-  git_remote* remote = nullptr;
-  BISECTD_TRY(check(git_remote_create_with_fetchspec(&remote, repo.get(), "origin", url.c_str(), k_mirror_refspec),
-                    "add remote " + url));
-  git_remote_free(remote);
   git_config* config = nullptr;
   BISECTD_TRY(check(git_repository_config(&config, repo.get()), "config of " + git_dir.string()));
   ConfigPtr owned_config(config);
@@ -90,7 +98,7 @@ Result<Repository> Repository::mirror(const std::string& url, const std::filesys
   ensure_libgit2();
   std::error_code ec;
   bool existed = std::filesystem::exists(git_dir, ec) && !std::filesystem::is_empty(git_dir, ec);
-  auto repo = existed ? reopen_mirror(url, git_dir) : init_bare_mirror(url, git_dir);
+  auto repo = existed ? reopen_mirror(url, git_dir) : clone_bare_mirror(url, git_dir);
   if (!repo) {
     return std::unexpected(repo.error().context("mirror " + url));
   }
@@ -159,6 +167,20 @@ Result<std::string> Repository::merge_base(const std::string& a, const std::stri
   BISECTD_TRY(check(git_merge_base(&base, m_repo.get(), git_commit_id(left.get()), git_commit_id(right.get())),
                     "merge base of " + a + " and " + b));
   return to_hex(base);
+}
+
+Result<std::optional<std::pair<std::string, std::string>>> Repository::merged_range(const std::string& sha) {
+  BISECTD_TRY_ASSIGN(auto commit, lookup_commit(m_repo.get(), sha));
+  if (git_commit_parentcount(commit.get()) < 2) {
+    return std::nullopt;
+  }
+  std::string first = to_hex(*git_commit_parent_id(commit.get(), 0));
+  std::string second = to_hex(*git_commit_parent_id(commit.get(), 1));
+  BISECTD_TRY_ASSIGN(auto base, merge_base(first, second));
+  if (base == second) {
+    return std::nullopt;
+  }
+  return std::pair{base, second};
 }
 
 Result<bool> Repository::is_ancestor(const std::string& ancestor, const std::string& descendant) {

@@ -9,8 +9,10 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 struct git_repository;
@@ -90,6 +92,11 @@ public:
 
   // The best common ancestor of `a` and `b`. Error: not_found when they share no history.
   Result<std::string> merge_base(const std::string& a, const std::string& b);
+
+  // The range a bisection must search when the first bad first-parent commit is the merge `sha`: good = the
+  // merge base of its first two parents, bad = its second parent (the merged branch's tip). nullopt when
+  // `sha` is not a merge or the branch adds nothing (its tip is already an ancestor of the first parent).
+  Result<std::optional<std::pair<std::string, std::string>>> merged_range(const std::string& sha);
 
   // True when `ancestor` is reachable from `descendant` (a commit is its own ancestor, as in git).
   Result<bool> is_ancestor(const std::string& ancestor, const std::string& descendant);

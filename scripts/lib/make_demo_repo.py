@@ -7,8 +7,9 @@ History (first-parent, fixed dates so shas are reproducible):
 Prints a JSON summary (shas of the planted commits) on stdout.
 
 Usage: make_demo_repo.py DEST [--commits 40] [--regress-at 27] [--broken-at 12] [--merge-at 18]
-                         [--regression 30] [--split-at K]   (K: branch 'master' stops at commit K; the rest
+                         [--regression 30] [--split-at K] [--regress-on-side]   (K: branch 'master' stops at commit K; the rest
                                                              goes to branch 'next' for a later push)
+       --regress-on-side: the slower commit is the side branch's second commit instead (merge recursion)
 """
 import argparse
 import json
@@ -90,6 +91,17 @@ def commit(dest, n, subject, body="", author=None):
     return git(dest, "rev-parse", "HEAD")
 
 
+def commit_regression(dest, n, a):
+    """The planted commit: more work per operation, with trailers naming who should hear of it."""
+    slower = a.rounds * (100 + a.regression) // 100
+    write(dest, "work.h", f"#define WORK_ROUNDS {slower}\n")
+    return commit(dest, n, "work: do more rounds per operation",
+                  "Adds rounds for a stronger mix.\n\n"
+                  "Signed-off-by: Rita Regress <rita@example.org>\n"
+                  "Reviewed-by: Rob Review <rob@example.org>",
+                  author=("Rita Regress", "rita@example.org"))
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("dest")
@@ -100,6 +112,7 @@ def main():
     p.add_argument("--regression", type=int, default=30, help="percent more work per op")
     p.add_argument("--split-at", type=int, default=0)
     p.add_argument("--rounds", type=int, default=200)
+    p.add_argument("--regress-on-side", action="store_true")
     a = p.parse_args()
     dest = os.path.abspath(a.dest)
     os.makedirs(dest, exist_ok=True)
@@ -112,14 +125,8 @@ def main():
     shas = {"base": commit(dest, 0, "demo: initial benchmark")}
     n = 1
     for i in range(1, a.commits + 1):
-        if i == a.regress_at:
-            slower = a.rounds * (100 + a.regression) // 100
-            write(dest, "work.h", f"#define WORK_ROUNDS {slower}\n")
-            shas["culprit"] = commit(dest, n, "work: do more rounds per operation",
-                                     "Adds rounds for a stronger mix.\n\n"
-                                     "Signed-off-by: Rita Regress <rita@example.org>\n"
-                                     "Reviewed-by: Rob Review <rob@example.org>",
-                                     author=("Rita Regress", "rita@example.org"))
+        if i == a.regress_at and not a.regress_on_side:
+            shas["culprit"] = commit_regression(dest, n, a)
         elif i == a.broken_at:
             write(dest, "util.c", "int util_version(void) { return 0 }\n")
             shas["broken"] = commit(dest, n, "util: refactor (does not build)")
@@ -129,9 +136,12 @@ def main():
         elif i == a.merge_at:
             git(dest, "checkout", "-q", "-b", "side")
             for k in range(3):
-                with open(os.path.join(dest, "NOTES"), "a") as f:
-                    f.write(f"side note {k}\n")
-                commit(dest, n, f"notes: side branch change {k}")
+                if a.regress_on_side and k == 1:
+                    shas["culprit"] = commit_regression(dest, n, a)
+                else:
+                    with open(os.path.join(dest, "NOTES"), "a") as f:
+                        f.write(f"side note {k}\n")
+                    commit(dest, n, f"notes: side branch change {k}")
                 n += 1
             git(dest, "checkout", "-q", "master")
             git(dest, "merge", "-q", "--no-ff", "-m", "Merge branch 'side'", "side", date=n)

@@ -97,3 +97,32 @@ TEST_CASE("base::run does not leak the parent's descriptors into the child", "[b
   CHECK(fd_lines.find(std::to_string(fds[0]) + "\n") == std::string::npos);
   CHECK(fd_lines.find(std::to_string(fds[1]) + "\n") == std::string::npos);
 }
+
+TEST_CASE("base::run reports progress while a long child runs, captured or not", "[base]") {
+  for (bool to_file : {false, true}) {
+    auto dir = base::make_temp_dir("bisectd-progress");
+    REQUIRE(dir.has_value());
+    base::Command cmd;
+    cmd.argv = {"sleep", "0.45"};
+    if (to_file) {
+      cmd.stdout_path = *dir / "out.log";
+    }
+    std::vector<std::chrono::milliseconds> ticks;
+    cmd.progress_interval = 100ms;
+    cmd.progress = [&](std::chrono::milliseconds elapsed) { ticks.push_back(elapsed); };
+    auto status = base::run(cmd);
+    REQUIRE(status.has_value());
+    CHECK(status->ok());
+    REQUIRE(ticks.size() >= 2);
+    CHECK(ticks.front() >= 100ms);
+    CHECK(ticks.back() > ticks.front());
+    CHECK(ticks.size() <= 5); // at most one per interval
+    std::filesystem::remove_all(*dir);
+  }
+  base::Command quiet;
+  quiet.argv = {"true"};
+  int calls = 0;
+  quiet.progress = [&](std::chrono::milliseconds) { ++calls; }; // no interval: never called
+  CHECK(base::run(quiet).has_value());
+  CHECK(calls == 0);
+}

@@ -108,6 +108,19 @@ TEST_CASE("vcs::Repository::merge_base and is_ancestor", "[vcs]") {
   CHECK_FALSE(repo->is_ancestor(h.d, h.a).value());
 }
 
+TEST_CASE("vcs::Repository::merged_range gives the merged branch to recurse into", "[vcs]") {
+  auto& [fixture, h] = bisectd::test::shared_history();
+  auto repo = Repository::open(fixture.origin());
+  REQUIRE(repo.has_value());
+  auto range = repo->merged_range(h.m);
+  REQUIRE(range.has_value());
+  REQUIRE(range->has_value());
+  CHECK((*range)->first == h.b);   // merge base of C and T2
+  CHECK((*range)->second == h.t2); // the branch tip
+  CHECK_FALSE(repo->merged_range(h.d).value().has_value()); // not a merge
+  CHECK_FALSE(repo->merged_range("nope").has_value());
+}
+
 TEST_CASE("vcs::Repository::commit reads metadata and trailers", "[vcs]") {
   GitFixture fixture;
   fixture.commit("root", {{"a.txt", "1\n"}});

@@ -1,0 +1,33 @@
+#!/usr/bin/env python3
+"""Merge recursion end to end: the slower commit sits on a side branch merged with --no-ff. The first-parent
+search must land on the merge, then recurse into the merged branch (merge base as good, the branch tip as bad)
+and name the side-branch commit; the show output records the merge it went through."""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import check, make_repo, run, wait_for, write_job  # noqa: E402
+
+
+def test(env):
+    repo = os.path.join(env.dir, "repo")
+    shas = make_repo(repo, "--regress-on-side")
+    job = write_job(os.path.join(env.dir, "job.yaml"), seconds="0.2")
+    env.start_daemon()
+    env.ctl("tree", "add", "demo", repo, "--branch", "master", "--job", job)
+    wait_for(lambda: env.ctl_json("status")["queue"].get("done", 0) >= 1, 300, "the head was never measured")
+
+    out = env.ctl("bisect", "start", "--tree", "demo", "--good", shas["base"], "--bad", shas["head"], "--json").stdout
+    bid = str(json.loads(out)["id"])
+    r = env.ctl("wait", bid, "--timeout", "600", expect=None)
+    show = env.ctl_json("show", bid)
+    check(r.returncode == 0, f"wait: exit {r.returncode}: {r.stderr[-300:]}\nshow: {json.dumps(show)[:3000]}")
+    check(show["state"] == "found", f"state: {show['state']}")
+    check(show["culprit"] == shas["culprit"], f"culprit {show['culprit']} != side-branch commit {shas['culprit']}"
+          f" (merge {shas['merge']})")
+    check(show.get("merge") == shas["merge"], f"show does not record the merge it recursed into: {show.get('merge')}")
+
+
+if __name__ == "__main__":
+    sys.exit(run("merge", test))
