@@ -224,13 +224,12 @@ double median_of(std::vector<double> values) {
   return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
 }
 
-double recovered_fraction(const std::vector<double>& good, const std::vector<double>& bad,
-                          const std::vector<double>& revert) {
-  double g = median_of(good), b = median_of(bad), r = median_of(revert);
-  if (std::isnan(g) || std::isnan(b) || std::isnan(r) || g == b) {
+double recovered_fraction(const std::vector<double>& bad, const std::vector<double>& revert, double shift) {
+  double b = median_of(bad), r = median_of(revert);
+  if (std::isnan(b) || std::isnan(r) || b <= 0 || r <= 0 || !(shift > -1) || std::abs(shift) < 1e-6) {
     return k_nan;
   }
-  return (r - b) / (g - b);
+  return std::log(r / b) / -std::log1p(shift);
 }
 
 } // namespace bisectd::daemon

@@ -67,10 +67,10 @@ MeanChange mean_change(const std::vector<double>& before, const std::vector<doub
 // the normal one (or points the other way).
 bool shift_vanished(const bisect::ShiftTest& normal, const bisect::ShiftTest& variant);
 
-// How far `revert` came back from `bad` toward `good` (1 = all the way, 0 = not at all), by medians.
-// NaN when a side is empty or good and bad have the same median.
-double recovered_fraction(const std::vector<double>& good, const std::vector<double>& bad,
-                          const std::vector<double>& revert);
+// How much of the culprit's relative `shift` (culprit vs parent, e.g. -0.6) the reverted head undoes, from
+// runs of the reverted head and of the bad head taken interleaved (so lab drift cancels): the log ratio of
+// their medians over -log(1 + shift). 1 = all of it, 0 = nothing. NaN when a side is empty or shift is ~0.
+double recovered_fraction(const std::vector<double>& bad, const std::vector<double>& revert, double shift);
 
 // The median (NaN when empty).
 double median_of(std::vector<double> values);

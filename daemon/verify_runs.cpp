@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace bisectd::daemon {
@@ -14,8 +15,13 @@ namespace {
 
 constexpr int k_min_layout_runs = 3; // per visit; two visits per commit → at least 6 runs each side
 
-// The revert request's variant names the culprit, so a later culprit of the same bisection gets its own.
+constexpr int k_revert_visits = 2; // per side, alternated: reverted head, bad head, reverted head, bad head
+
+// The revert requests' variants name the culprit, so a later culprit of the same bisection gets its own. The
+// bad head is measured again under its own label in the same window: lab levels drift (a QEMU lab here read
+// 30 % lower ten minutes later), so the reverted head is only compared with runs taken alongside it.
 std::string revert_variant(const std::string& culprit) { return "revert:" + culprit; }
+std::string revert_reference_variant(const std::string& culprit) { return "revert-ref:" + culprit; }
 
 std::string revert_verdict(double recovered) {
   if (std::isnan(recovered)) {
@@ -26,7 +32,8 @@ std::string revert_verdict(double recovered) {
                              : "performance does not come back";
 }
 
-// Creates the revert commit and queues its measurement, or records why it cannot be made.
+// Creates the revert commit and queues its measurement interleaved with the bad head's, or records why it
+// cannot be made.
 Result<StepState> start_revert(VerifyTarget& t, Verification& v) {
   Result<std::string> reverted = make_error(ErrorCode::generic, "not run");
   BISECTD_TRY(t.context.trees->with_repo(t.b.tree, [&](vcs::Repository& repo) -> Status {
@@ -41,8 +48,23 @@ Result<StepState> start_revert(VerifyTarget& t, Verification& v) {
     record_step(v, "revert", line, {{"applies", false}});
     return StepState::done;
   }
-  BISECTD_TRY(enqueue_verify(t, *reverted, revert_variant(t.culprit), std::max(5, 2 * t.job.runs)));
+  int runs = std::max(3, t.job.runs);
+  for (int visit = 0; visit < k_revert_visits; ++visit) {
+    BISECTD_TRY(enqueue_verify(t, *reverted, revert_variant(t.culprit), runs));
+    BISECTD_TRY(enqueue_verify(t, t.b.bad, revert_reference_variant(t.culprit), runs));
+  }
   return StepState::pending;
+}
+
+// The culprit's shift from its normal interleaved samples against the parent (NaN when unknown).
+double culprit_shift(VerifyTarget& t) {
+  auto parent = metric_values(t, t.parent, "");
+  auto culprit = metric_values(t, t.culprit, "");
+  if (!parent || !culprit) {
+    return NAN;
+  }
+  double p = median_of(*parent), c = median_of(*culprit);
+  return p > 0 ? (c - p) / p : NAN;
 }
 
 } // namespace
@@ -53,7 +75,7 @@ Result<StepState> check_revert(VerifyTarget& t, Verification& v) {
   }
   std::vector<storage::RequestRow> requests;
   for (const auto& r : t.requests) {
-    if (r.variant == revert_variant(t.culprit)) {
+    if (r.variant == revert_variant(t.culprit) || r.variant == revert_reference_variant(t.culprit)) {
       requests.push_back(r);
     }
   }
@@ -63,27 +85,27 @@ Result<StepState> check_revert(VerifyTarget& t, Verification& v) {
   if (any_open(requests)) {
     return StepState::pending;
   }
-  const auto& reverted = requests.front().commit;
+  auto reverted_at = std::find_if(requests.begin(), requests.end(),
+                                  [&](const auto& r) { return r.variant == revert_variant(t.culprit); });
+  const auto& reverted = reverted_at != requests.end() ? reverted_at->commit : requests.front().commit;
   BISECTD_TRY_ASSIGN(auto revert, metric_values(t, reverted, revert_variant(t.culprit)));
-  BISECTD_TRY_ASSIGN(auto bad, metric_values(t, t.b.bad, ""));
-  BISECTD_TRY_ASSIGN(auto good, metric_values(t, t.b.good, ""));
-  if (good.empty()) {
-    BISECTD_TRY_ASSIGN(good, metric_values(t, t.parent, ""));
-  }
-  if (revert.empty()) {
-    auto line = "revert: the reverted head " + base::short_sha(reverted) + " could not be measured (" +
-                failure_text(requests) + ")";
+  BISECTD_TRY_ASSIGN(auto bad, metric_values(t, t.b.bad, revert_reference_variant(t.culprit)));
+  if (revert.empty() || bad.empty()) {
+    auto line = "revert: the reverted head " + base::short_sha(reverted) + " could not be measured alongside the " +
+                "bad head (" + failure_text(requests) + ")";
     record_step(v, "revert", line, {{"applies", true}, {"commit", reverted}});
     return StepState::done;
   }
-  double r = median_of(revert), g = median_of(good), b = median_of(bad);
-  double recovered = recovered_fraction(good, bad, revert);
-  auto line = fmt::format("revert: {} runs on the reverted head {}: {} vs good, {} vs bad ({})", revert.size(),
-                          base::short_sha(reverted), percent(g == 0 ? NAN : (r - g) / std::abs(g)),
-                          percent(b == 0 ? NAN : (r - b) / std::abs(b)), revert_verdict(recovered));
+  double r = median_of(revert), b = median_of(bad), shift = culprit_shift(t);
+  double recovered = recovered_fraction(bad, revert, shift);
+  auto line = fmt::format("revert: the reverted head {} reads {} vs the bad head ({} + {} runs interleaved; the "
+                          "culprit's shift was {}): {}",
+                          base::short_sha(reverted), percent(b == 0 ? NAN : (r - b) / std::abs(b)), revert.size(),
+                          bad.size(), percent(shift), revert_verdict(recovered));
   record_step(v, "revert", line,
-              {{"applies", true},   {"commit", reverted}, {"runs", revert.size()}, {"median", r},
-               {"good_median", g},  {"bad_median", b},
+              {{"applies", true}, {"commit", reverted}, {"runs", revert.size()}, {"median", r},
+               {"bad_runs", bad.size()}, {"bad_median", b},
+               {"shift", std::isnan(shift) ? nlohmann::json() : nlohmann::json(shift)},
                {"recovered", std::isnan(recovered) ? nlohmann::json() : nlohmann::json(recovered)}});
   return StepState::done;
 }

@@ -109,7 +109,13 @@ TEST_CASE("mean_change, median_of and recovered_fraction") {
   CHECK(std::isnan(mean_change({1}, {2, 3}).change));
   CHECK(median_of({3, 1, 2}) == 2);
   CHECK(median_of({4, 1, 2, 3}) == 2.5);
-  CHECK(recovered_fraction({100, 100}, {80, 80}, {99, 99}) == Approx(0.95));
-  CHECK(recovered_fraction({100}, {80}, {80}) == Approx(0));
-  CHECK(std::isnan(recovered_fraction({100}, {100}, {90})));
+  // The culprit cost 20 %: a revert that reads 1/0.8 of the bad head (interleaved) undid all of it.
+  CHECK(recovered_fraction({80, 80}, {100, 100}, -0.2) == Approx(1.0));
+  CHECK(recovered_fraction({80}, {80}, -0.2) == Approx(0));
+  CHECK(recovered_fraction({40, 40}, {40 * std::sqrt(2.5)}, -0.6) == Approx(0.5)); // half, in log terms
+  // Scale does not matter: both sides drifted down 30 % together.
+  CHECK(recovered_fraction({56}, {70}, -0.2) == Approx(1.0));
+  CHECK(recovered_fraction({120}, {100}, 0.2) == Approx(1.0)); // an improvement, reverted
+  CHECK(std::isnan(recovered_fraction({100}, {90}, 0.0)));
+  CHECK(std::isnan(recovered_fraction({}, {90}, -0.2)));
 }
