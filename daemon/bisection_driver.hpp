@@ -2,10 +2,12 @@
 // Drives bisections: every tick, each running bisection's next step is recomputed from the stored samples by
 // the pure engine (bisect/), and its picks become queued test requests. A restart therefore loses nothing.
 
+#include "daemon/bisection_priors.hpp"
 #include "daemon/context.hpp"
 #include "daemon/reporter.hpp"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -41,6 +43,8 @@ private:
 
   Context& m_context;
   std::map<std::int64_t, std::pair<std::string, std::vector<std::string>>> m_chains; // id -> (range key, chain)
+  ChangedPathsCache m_changed_paths;
+  std::set<std::pair<std::int64_t, std::string>> m_relevance_told; // (id, range) whose event was written
 };
 
 } // namespace bisectd::daemon

@@ -7,6 +7,7 @@
 #include "base/strings.hpp"
 #include "kbuild/kernel_failure.hpp"
 #include "kbuild/kernel_make.hpp"
+#include "kbuild/relevance.hpp"
 
 #include <fcntl.h>
 #include <spdlog/spdlog.h>
@@ -227,6 +228,16 @@ Result<Step> compile(const KernelMake& make, const Recipe& recipe, std::string& 
   return step;
 }
 
+// Keeps the list of sources this build compiled next to its artifacts, for the bisection's relevance prior.
+Status record_used_sources(const fs::path& objdir, const fs::path& srctree, const fs::path& artifacts) {
+  BISECTD_TRY_ASSIGN(auto used, scan_used_sources(objdir, srctree));
+  std::string text;
+  for (const auto& path : used) {
+    text += path + "\n";
+  }
+  return base::write_file_atomic(artifacts / k_used_sources_file, text);
+}
+
 } // namespace
 
 KernelBuilder::KernelBuilder(BuildStore& store, fs::path build_root)
@@ -293,6 +304,7 @@ Result<BuildResult> KernelBuilder::build_locked(const BuildRequest& request, con
   }
   if (step.outcome == BuildOutcome::ok) {
     BISECTD_TRY(collect_artifacts(make, recipe, dir / "artifacts"));
+    BISECTD_TRY(record_used_sources(objdir, srctree, dir / "artifacts"));
     result.artifact_dir = dir / "artifacts";
   }
   result.outcome = step.outcome;
