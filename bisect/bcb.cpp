@@ -96,6 +96,26 @@ std::optional<std::vector<Pick>> verification_picks(const BcbContext& ctx, std::
   return picks;
 }
 
+// Replication before `found`: the culprit and its parent each need two runs. The gaussian likelihood takes a
+// lone run at face value, so one outlier at a single-run commit can place the step there with P >= 1 - delta
+// (seen in the outliers5pct scenario); a second run costs run_s on the installed kernel. False when both have two.
+bool replicate_picks(const BcbContext& ctx, std::size_t parent, std::size_t culprit, Step& step) {
+  const auto& s = ctx.problem->settings;
+  bool missing = false;
+  for (std::size_t b : {parent, culprit}) {
+    if (ctx.data->at(b).size() >= 2) {
+      continue;
+    }
+    missing = true;
+    if (!contains(s.in_flight, b) && static_cast<int>(step.picks.size()) < std::max(1, s.idle_machines)) {
+      step.picks.push_back({b, 1, false, false});
+      step.trace.push_back("bcb: " + std::to_string(b) + " has a single run; a second one before naming " +
+                           std::to_string(culprit));
+    }
+  }
+  return missing;
+}
+
 // The credible set: the 0.95 set, or, when only unpickable commits separate good from bad, the whole segment.
 bool set_answer(const BcbContext& ctx, std::size_t culprit, Step& step) {
   double one_minus_delta = 1.0 - ctx.problem->settings.delta;
@@ -242,7 +262,8 @@ Step bcb_step(const Problem& problem, const ChainData& data) {
   step.credible_set = credible_set(ctx.p, 0.95 * (1.0 - ctx.post.p_none));
   step.trace.push_back(std::string("bcb: ") + (ctx.robust ? "robust (normal scores)" : "gaussian") + " model, " +
                        std::to_string(ctx.units.size()) + " boot units, most likely " + std::to_string(best) +
-                       " P=" + fmt(ctx.p[best]) + ", P(no change)=" + fmt(ctx.post.p_none));
+                       " P=" + fmt(ctx.p[best]) + ", P(no change)=" + fmt(ctx.post.p_none) +
+                       ", weight of boot variance " + fmt(boot_weight(ctx)) + ", of drift " + fmt(drift_weight(ctx)));
   if (endpoint_picks(ctx, step)) {
     return step;
   }
@@ -258,6 +279,9 @@ Step bcb_step(const Problem& problem, const ChainData& data) {
   }
   if (ctx.p[best] >= one_minus_delta) {
     auto parent = parent_of(ctx, best);
+    if (parent && replicate_picks(ctx, *parent, data.canonical[best], step)) {
+      return step;
+    }
     if (parent && s.verification_pairs > 0) {
       if (auto picks = verification_picks(ctx, *parent, data.canonical[best], step)) {
         step.picks = std::move(*picks);
@@ -287,6 +311,22 @@ Step bcb_step(const Problem& problem, const ChainData& data) {
     step.trace.push_back("bcb: nothing left to run within the build budget; reporting the credible set");
   }
   return step;
+}
+
+double boot_weight(const BcbContext& ctx) {
+  double w = 0;
+  for (std::size_t g = 0; g < ctx.post.comp_weight.size(); ++g) {
+    w += ctx.priors.components[g].lambda > 0 ? ctx.post.comp_weight[g] : 0.0;
+  }
+  return w;
+}
+
+double drift_weight(const BcbContext& ctx) {
+  double w = 0;
+  for (std::size_t g = 0; g < ctx.post.comp_weight.size(); ++g) {
+    w += ctx.priors.components[g].q > 0 ? ctx.post.comp_weight[g] : 0.0;
+  }
+  return w;
 }
 
 } // namespace bisectd::bisect

@@ -37,8 +37,13 @@ BcbContext make_bcb_context(const Problem& problem, const ChainData& data);
 // The next BCB step.
 Step bcb_step(const Problem& problem, const ChainData& data);
 
+// Posterior weight of the model components with boot-to-boot variance (lambda > 0), and with drift (q > 0).
+double boot_weight(const BcbContext& ctx);
+double drift_weight(const BcbContext& ctx);
+
 // Search picks (no verification): expected information gain per second over candidate commits near the
-// posterior quantiles j/(K+1), distinct, never a commit in flight; at most idle_machines. Defined in bcb_picks.cpp.
+// posterior quantiles j/(K+1), distinct, at most idle_machines; none while anything is in flight (rounds are
+// synchronous). Defined in bcb_picks.cpp.
 std::vector<Pick> bcb_search_picks(const BcbContext& ctx, std::vector<std::string>& trace);
 
 } // namespace bisectd::bisect

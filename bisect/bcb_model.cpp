@@ -47,12 +47,12 @@ void add_unit(FilterState& s, const BcbComponent& g, double x, double n, double 
   s.within_ss += ss;
 }
 
-double component_s02(const BcbPriors& p, const BcbComponent& g) { return p.s02 / (1.0 + g.lambda); }
-
 // Log marginal likelihood (up to a constant shared by all components and hypotheses). Degrees of freedom:
 // every run but one (the flat level w absorbs the first unit); the shift has a proper prior and costs none.
+// The sigma prior is on the run-to-run (within-boot) variance in every component: the metric's history
+// measures runs within a visit, and boot-to-boot variance comes on top (lambda sigma^2), not out of it.
 double log_ml(const FilterState& s, const BcbPriors& p, const BcbComponent& g) {
-  double a = p.nu0 * component_s02(p, g);
+  double a = p.nu0 * p.s02;
   double dof = p.nu0 + std::max(0.0, s.runs - 1);
   return g.log_prior + 0.5 * p.nu0 * std::log(a) + std::lgamma(dof / 2) - std::lgamma(p.nu0 / 2) - 0.5 * s.log_f -
          0.5 * dof * std::log(a + s.quad + s.within_ss);

@@ -1,5 +1,6 @@
 // BCB's choice of what to run next: expected information gain (entropy of the culprit posterior) per second of
-// cost, over a small candidate set around the posterior quantiles j/(K+1) (FACF NextRuns), K picks distinct.
+// cost, over a small candidate set around the posterior quantiles j/(K+1) (FACF NextRuns), K picks distinct,
+// handed out in synchronous rounds.
 #include "bisect/bcb.hpp"
 
 #include "bisect/bcb_math.hpp"
@@ -28,7 +29,7 @@ Predictive predictive(const BcbContext& ctx, std::size_t b, int runs) {
   Predictive p;
   for (std::size_t g = 0; g < post.joint.size(); ++g) {
     const BcbComponent& comp = ctx.priors.components[g];
-    const double a = ctx.priors.nu0 * ctx.priors.s02 / (1.0 + comp.lambda);
+    const double a = ctx.priors.nu0 * ctx.priors.s02;
     for (std::size_t h = 0; h <= segs; ++h) {
       double mass = post.joint[g][h];
       if (mass < 1e-12) {
@@ -162,43 +163,33 @@ std::vector<std::size_t> candidates(const BcbContext& ctx, double q, double band
   return out;
 }
 
-// Quantile targets j/(K+1) not already covered by a commit in flight.
-std::vector<double> open_targets(const BcbContext& ctx, int k) {
+// Quantile targets j/(K+1) (nothing is in flight when picks are made: rounds are synchronous).
+std::vector<double> open_targets(int k) {
   std::vector<double> targets;
   for (int j = 1; j <= k; ++j) {
     targets.push_back(static_cast<double>(j) / (k + 1));
-  }
-  double half = 0.5 / (k + 1);
-  for (std::size_t f : ctx.problem->settings.in_flight) {
-    if (f >= ctx.cdf.size() || targets.empty()) {
-      continue;
-    }
-    auto it = std::min_element(targets.begin(), targets.end(), [&](double a, double b) {
-      return std::abs(a - ctx.cdf[f]) < std::abs(b - ctx.cdf[f]);
-    });
-    if (std::abs(*it - ctx.cdf[f]) <= half || k == 1) {
-      targets.erase(it);
-    }
   }
   return targets;
 }
 
 // Runs per pick. A lone machine (K = 1, nothing in flight) gets one run at a time: the commit stays installed, so
 // a second run there costs run_s only and is decided after seeing the first, which is never worse than asking
-// for several up front (measured: 42.4 -> 37.3 mean runs and fewer machine-hours on the target row). Kept as an
-// option: with several machines (fewer rounds, issue 3's K = 4 target) and when the data show boot-to-boot
-// variance (boot-variance components hold >= half the weight: several runs per fresh boot average the offset;
-// single runs there lost accuracy and calibration in the boot_offsets scenario).
+// for several up front (measured: 42.4 -> 37.3 mean runs and fewer machine-hours on the target row). Several
+// runs per pick when the data show boot-to-boot variance (boot-variance components hold >= half the weight:
+// several runs per fresh boot average the offset). With K > 1 machines the rounds are the clock (issue 3's K = 4
+// target, rho_LB): a pick then gets at least runs_per_visit runs, so each of the K answers in a round is nearly
+// certain and a round approaches log2(K + 1) bits (measured on n1000_d2.17_gauss_k4, 100 trials: 8.7 rounds
+// with {1, 3} runs, 5.9 with {3, 5}, 5.0 with {5, 7} at 1.8x the runs).
 std::vector<int> run_options(const BcbContext& ctx, int k) {
   const auto& s = ctx.problem->settings;
-  double boot_weight = 0; // posterior weight of the components with boot-to-boot variance
-  for (std::size_t g = 0; g < ctx.post.comp_weight.size(); ++g) {
-    boot_weight += ctx.priors.components[g].lambda > 0 ? ctx.post.comp_weight[g] : 0.0;
+  const int visit = std::max(1, s.runs_per_visit);
+  if (k > 1) {
+    return {visit, visit + 2};
   }
-  if (k == 1 && s.in_flight.empty() && boot_weight < 0.5) {
+  if (boot_weight(ctx) < 0.5) {
     return {1};
   }
-  return {1, std::max(1, s.runs_per_visit)};
+  return {1, visit};
 }
 
 } // namespace
@@ -207,10 +198,16 @@ std::vector<Pick> bcb_search_picks(const BcbContext& ctx, std::vector<std::strin
   const auto& s = ctx.problem->settings;
   const int k = std::max(1, s.idle_machines);
   const bool builds_left = ctx.data->builds < s.max_builds;
-  const double h0 = posterior_entropy(ctx.post, ctx.prefix_a, ctx.prefix_b);
   const double band = k == 1 ? 1.0 : 0.5 / (k + 1);
+  const double h0 = posterior_entropy(ctx.post, ctx.prefix_a, ctx.prefix_b);
   std::vector<Pick> picks;
-  for (double q : open_targets(ctx, k)) {
+  if (!s.in_flight.empty()) {
+    // Synchronous rounds: a pick made while part of the round is still running would see less than the next
+    // full round does, and rounds are what K machines save (measured on n1000_d2.17_gauss_k4: 17.7 -> 8.7 rounds).
+    trace.push_back("bcb: waiting for the " + std::to_string(s.in_flight.size()) + " commit(s) in flight");
+    return picks;
+  }
+  for (double q : open_targets(k)) {
     double best_score = -1;
     Pick best{0, 0, false};
     for (std::size_t b : candidates(ctx, q, band)) {

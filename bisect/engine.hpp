@@ -46,7 +46,7 @@ struct Settings {
   int runs_per_visit = 3;           // classic: fixed runs per commit; bcb: runs per pick (may choose fewer/more)
   int max_runs = 400, max_builds = 60; // budget; then report the credible set
   int idle_machines = 1;            // K: how many picks to return
-  std::vector<std::size_t> in_flight; // commits with runs queued/running now (don't pick them again blindly)
+  std::vector<std::size_t> in_flight; // commits with runs queued/running now (bcb: search waits for the round)
   std::vector<std::size_t> built;   // commits whose build exists already (cheap to run)
   std::vector<std::size_t> installed; // commits booted on an idle machine now (a rerun costs run_s only)
   CostModel cost;

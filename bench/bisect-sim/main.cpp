@@ -1,6 +1,7 @@
 // bisect-sim: simulated bisections with common random numbers; compares BCB with classic baselines and the
 // information-theoretic bound. See docs/bisect-sim.md for the scenarios, what each method is given, and results.
 //   bisect-sim [--quick] [--json] [--check] [--trials N] [--scenario SUBSTRING] [--methods a,b] [--seed S]
+//              [--alert-runs N]
 #include "sim_report.hpp"
 #include "sim_runner.hpp"
 #include "sim_world.hpp"
@@ -21,6 +22,7 @@ constexpr const char* k_target_scenario = "n1000_d2.17_gauss_k1";
 struct Options {
   bool quick = false, json = false, check = false;
   int trials = 0;
+  int alert_runs = -1; // the alert's confirmation runs per endpoint; -1: as the daemon sizes them
   std::string scenario, methods;
   std::uint64_t seed = 20261129;
 };
@@ -134,6 +136,8 @@ bool parse(int argc, char** argv, Options& opt) {
       opt.scenario = value();
     } else if (a == "--methods") {
       opt.methods = value();
+    } else if (a == "--alert-runs") {
+      opt.alert_runs = std::atoi(value().c_str());
     } else if (a == "--seed") {
       opt.seed = std::strtoull(value().c_str(), nullptr, 10);
     } else {
@@ -156,7 +160,8 @@ int main(int argc, char** argv) {
   if (!opt.json) {
     std::printf("%s", markdown_header().c_str());
   }
-  for (const Scenario& sc : scenarios(opt.quick)) {
+  for (Scenario sc : scenarios(opt.quick)) {
+    sc.alert_runs = opt.alert_runs;
     if (!opt.scenario.empty() && sc.name.find(opt.scenario) == std::string::npos) {
       continue;
     }

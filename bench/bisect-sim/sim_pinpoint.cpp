@@ -109,6 +109,9 @@ Cmp compare(const std::vector<double>& a, const std::vector<double>& b, double a
 std::map<std::size_t, std::vector<double>> values_by_id(const Lab& lab) {
   std::map<std::size_t, std::vector<double>> out;
   for (const auto& s : lab.samples()) {
+    if (s.alert) {
+      continue; // Pinpoint runs its own attempts at both endpoints; it never sees the dashboard's samples
+    }
     out[s.id].push_back(s.value);
   }
   return out;

@@ -71,6 +71,7 @@ Row aggregate(const Scenario& sc, MethodKind method, const std::vector<TrialResu
     row.machine_hours += r.machine_s / 3600;
     row.wall_hours += r.wall_s / 3600;
     row.rounds += r.rounds;
+    row.alert_runs += r.alert_runs;
   }
   double n = std::max<double>(1, results.size());
   row.accuracy = ok / n;
@@ -80,6 +81,7 @@ Row aggregate(const Scenario& sc, MethodKind method, const std::vector<TrialResu
   row.machine_hours /= n;
   row.wall_hours /= n;
   row.rounds /= n;
+  row.alert_runs /= n;
   std::sort(runs.begin(), runs.end());
   row.p90_runs = runs.empty() ? 0 : runs[static_cast<std::size_t>(0.9 * (runs.size() - 1))];
   row.false_culprit_rate = sc.no_change ? named / n : 0;
@@ -100,18 +102,18 @@ std::string json_row(const Row& r) {
                 "\"trials\":%d,\"accuracy\":%.4f,\"accuracy_low\":%.4f,\"accuracy_high\":%.4f,\"mean_runs\":%.2f,"
                 "\"p90_runs\":%.0f,\"mean_builds\":%.2f,\"machine_hours\":%.2f,\"wall_hours\":%.2f,\"rounds\":%.2f,"
                 "\"r_lb\":%.2f,\"runs_over_r_lb\":%.3f,\"rho_lb\":%.2f,\"calibration_error\":%.4f,\"ece\":%.4f,"
-                "\"false_culprit_rate\":%.4f}",
+                "\"false_culprit_rate\":%.4f,\"alert_runs_given\":%.1f}",
                 r.scenario.c_str(), r.method.c_str(), r.n, r.d, r.noise.c_str(), r.k_machines, r.trials, r.accuracy,
                 r.acc_low, r.acc_high, r.mean_runs, r.p90_runs, r.mean_builds, r.machine_hours, r.wall_hours,
                 r.rounds, r.r_lb, r.r_lb > 0 ? r.mean_runs / r.r_lb : 0.0, r.rho_lb, r.calibration_error, r.ece,
-                r.false_culprit_rate);
+                r.false_culprit_rate, r.alert_runs);
   return buf;
 }
 
 std::string markdown_header() {
   return "| scenario | method | trials | accuracy [95% Wilson] | runs mean/p90 | builds | machine-h | wall-h | rounds "
-         "| runs/R_LB | rounds/rho_LB | calib. err (max decile / ECE) |\n"
-         "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
+         "| runs/R_LB | rounds/rho_LB | calib. err (max decile / ECE) | alert runs given |\n"
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";
 }
 
 std::string markdown_row(const Row& r) {
@@ -122,12 +124,12 @@ std::string markdown_row(const Row& r) {
   }
   std::snprintf(buf, sizeof buf,
                 "| %s | %s | %d | %.1f%% [%.1f, %.1f]%s | %.1f / %.0f | %.1f | %.1f | %.1f | %.1f | %s | %s | %.3f / "
-                "%.3f |\n",
+                "%.3f | %.0f |\n",
                 r.scenario.c_str(), r.method.c_str(), r.trials, 100 * r.accuracy, 100 * r.acc_low, 100 * r.acc_high,
                 extra, r.mean_runs, r.p90_runs, r.mean_builds, r.machine_hours, r.wall_hours, r.rounds,
                 r.r_lb > 0 ? std::to_string(r.mean_runs / r.r_lb).substr(0, 4).c_str() : "-",
                 r.rho_lb > 0 ? std::to_string(r.rounds / r.rho_lb).substr(0, 4).c_str() : "-", r.calibration_error,
-                r.ece);
+                r.ece, r.alert_runs);
   return buf;
 }
 

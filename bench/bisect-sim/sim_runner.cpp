@@ -1,6 +1,7 @@
 #include "sim_runner.hpp"
 
 #include "bisect/classic.hpp"
+#include "bisect/detect.hpp"
 #include "bisect/engine_data.hpp"
 
 #include <algorithm>
@@ -103,6 +104,33 @@ bool Lab::dispatch(const Job& job) {
   return true;
 }
 
+void Lab::seed_alert(std::size_t good, std::size_t bad, int visits, int runs_per_visit) {
+  for (int v = 0; v < visits; ++v) {
+    for (std::size_t id : {good, bad}) {
+      m_built.insert(id);
+      int visit = m_visits[id]++;
+      std::string boot = std::to_string(id) + "/" + std::to_string(visit);
+      for (int r = 0; r < runs_per_visit; ++r) {
+        int run = m_runs_at[id]++;
+        m_visible.push_back({id, m_world.value(id, visit, run, m_seq), boot, m_seq, false, true});
+        ++m_seq;
+        ++m_alert_runs;
+      }
+    }
+  }
+}
+
+int alert_visits(const Scenario& sc, int runs_per_visit) {
+  if (sc.alert_runs >= 0) {
+    return (sc.alert_runs + runs_per_visit - 1) / runs_per_visit; // fixed by --alert-runs
+  }
+  bisect::NoiseEstimate noise;
+  noise.run_sigma = k_sigma;
+  double change = std::max(0.02, 1.0 - std::exp(-k_sigma * sc.d)); // max(threshold, |alert shift|)
+  int per_side = std::clamp(noise.confirm_runs_for(change), 5, 20);
+  return (per_side + runs_per_visit - 1) / runs_per_visit;
+}
+
 bool Lab::advance() {
   Machine* next = nullptr;
   for (auto& m : m_machines) {
@@ -125,6 +153,7 @@ TrialResult Lab::ledger() const {
   r.runs = m_runs;
   r.builds = m_builds;
   r.rounds = m_rounds;
+  r.alert_runs = m_alert_runs;
   r.machine_s = m_machine_s;
   double end = m_now;
   for (const auto& m : m_machines) {
@@ -142,6 +171,7 @@ bisect::Settings settings_for(MethodKind method, const Scenario& sc) {
     s.expected_shift = std::expm1(-sc.d * k_sigma); // the alert's shift, as Pinpoint gets its magnitude
   }
   s.noise = k_sigma; // the metric's history gives its run-to-run sigma (documented in docs/bisect-sim.md)
+  s.noise_runs = k_history_runs;
   s.threshold = 0.02;
   s.delta = 0.01;
   s.verification_pairs = method == MethodKind::bcb_verified ? 10 : 0;
@@ -245,6 +275,8 @@ bisect::Step bisect_chain(const World& world, Lab& lab, const std::vector<std::s
 TrialResult run_trial(const World& world, MethodKind method) {
   const Scenario& sc = world.scenario();
   Lab lab(world, sc.k_machines);
+  // The detector's confirmation: same world, before the bisection, in visits of the job's runs per visit.
+  lab.seed_alert(0, sc.n, alert_visits(sc, k_runs_per_visit), k_runs_per_visit);
   std::vector<std::size_t> mainline(sc.n + 1);
   for (std::size_t i = 0; i <= sc.n; ++i) {
     mainline[i] = i;

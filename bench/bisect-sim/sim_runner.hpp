@@ -20,7 +20,8 @@ struct TrialResult {
   bool correct = false;           // exact culprit (or, without a culprit, no culprit reported)
   bool reported_culprit = false;  // verdict found
   double p_reported = 0;          // the method's P(culprit) for its answer
-  int runs = 0, builds = 0, rounds = 0;
+  int runs = 0, builds = 0, rounds = 0; // the bisection's own (alert runs not included)
+  int alert_runs = 0;                     // confirmation runs the alert handed over (not counted in runs)
   double machine_s = 0, wall_s = 0;
 };
 
@@ -30,6 +31,7 @@ struct SimSample {
   std::string boot;
   std::int64_t seq;
   bool verification;
+  bool alert = false; // the detector's confirmation run, stored before the bisection opened
 };
 
 // The lab: machines, build store, the clock and the ledger of runs.
@@ -44,6 +46,12 @@ public:
   };
   // Starts `job` on an idle machine (the one with the build installed if any); false when none is idle.
   bool dispatch(const Job& job);
+  // The alert's interleaved confirmation before the bisection opens (daemon/watcher.cpp): `visits` boots each
+  // of `good` and `bad`, alternating, `runs_per_visit` runs per boot, in time before any bisection run. Visible
+  // as samples, never charged to the ledger (runs, builds, machine time); both builds exist afterwards and
+  // nothing stays installed.
+  void seed_alert(std::size_t good, std::size_t bad, int visits, int runs_per_visit);
+  int alert_runs() const { return m_alert_runs; }
   // Completes the earliest running job; false when nothing runs.
   bool advance();
   std::vector<std::size_t> idle_installed() const; // ids installed on idle machines
@@ -70,8 +78,12 @@ private:
   std::vector<SimSample> m_visible;
   double m_now = 0, m_machine_s = 0;
   std::int64_t m_seq = 0;
-  int m_runs = 0, m_builds = 0, m_rounds = 0;
+  int m_runs = 0, m_builds = 0, m_rounds = 0, m_alert_runs = 0;
 };
+
+// Boots per side of the alert's confirmation, as the daemon's watcher sizes it: max(5, the detector's
+// confirm_runs_for(|alert shift|) at the run sigma), capped at 20, in visits of `runs_per_visit` runs.
+int alert_visits(const Scenario& scenario, int runs_per_visit);
 
 // One trial of `method` on `world` (mainline, then the merged branch when the culprit is a merge).
 TrialResult run_trial(const World& world, MethodKind method);

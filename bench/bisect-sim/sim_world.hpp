@@ -23,6 +23,8 @@ struct Scenario {
   bool no_change = false;          // a false alert: no culprit at all
   int merges = 0;                  // merged branches in the history (recursion into the culprit merge)
   int trials = 200;
+  int alert_runs = -1;             // alert confirmation runs per endpoint given to every method; -1: as the
+                                   // daemon sizes them (alert_visits), 0: none
 };
 
 const char* to_string(Noise noise);
@@ -59,5 +61,7 @@ private:
 
 constexpr double k_sigma = 0.03; // relative run-to-run noise of every scenario
 constexpr double k_run_s = 300, k_boot_s = 180, k_build_s = 600;
+constexpr int k_runs_per_visit = 3; // the job's runs per visit (daemon default job.runs)
+constexpr int k_history_runs = 30;  // runs of the metric's history behind its run sigma (ten points x 3 runs)
 
 } // namespace bisectd::sim

@@ -1,4 +1,4 @@
-// BCB steps: endpoints first, K distinct picks that avoid runs in flight, skipped commits never picked and the set
+// BCB steps: endpoints first, K distinct picks in synchronous rounds, skipped commits never picked and the set
 // answer, the stop rule with verification pairs, and a seeded simulation that finds the culprit.
 #include "bisect/engine.hpp"
 
@@ -68,7 +68,7 @@ TEST_CASE("bisect::bcb measures both endpoints first", "[bisect][bcb]") {
   CHECK(step.picks[1].commit == 49);
 }
 
-TEST_CASE("bisect::bcb K picks are distinct and avoid commits in flight", "[bisect][bcb]") {
+TEST_CASE("bisect::bcb K picks are distinct and nothing new is handed out while a round runs", "[bisect][bcb]") {
   auto p = chain_of(200);
   std::int64_t seq = 0;
   for (std::size_t c : {0u, 0u, 199u, 199u}) {
@@ -88,13 +88,32 @@ TEST_CASE("bisect::bcb K picks are distinct and avoid commits in flight", "[bise
   // Spread over the range like posterior quantiles, not bunched together.
   CHECK(*commits.rbegin() - *commits.begin() > 60);
 
+  // Rounds are synchronous: while part of the round runs, nothing new is handed out.
   p.settings.in_flight = {*commits.begin()};
   p.settings.idle_machines = 3;
   auto again = next_step(p);
-  REQUIRE(again.picks.size() <= 3);
-  for (const auto& pick : again.picks) {
-    CHECK(pick.commit != *commits.begin());
+  CHECK(again.verdict == Verdict::need_runs);
+  CHECK(again.picks.empty());
+}
+
+TEST_CASE("bisect::bcb with K machines gives every pick a visit's worth of runs", "[bisect][bcb]") {
+  auto p = chain_of(1000);
+  std::int64_t seq = 0;
+  for (std::size_t c : {0u, 0u, 0u, 999u, 999u, 999u}) {
+    p.samples.push_back({c, c == 0 ? 1000.0 : 935.0, "b" + std::to_string(seq), seq, false});
+    ++seq;
   }
+  p.settings.runs_per_visit = 3;
+  p.settings.idle_machines = 4;
+  auto step = next_step(p);
+  REQUIRE(step.picks.size() == 4);
+  for (const auto& pick : step.picks) {
+    CHECK(pick.runs >= 3); // a round is the clock: each of the K answers should be nearly certain
+  }
+  p.settings.idle_machines = 1;
+  auto lone = next_step(p);
+  REQUIRE(lone.picks.size() == 1);
+  CHECK(lone.picks[0].runs == 1);
 }
 
 TEST_CASE("bisect::bcb never picks skipped commits and answers a set", "[bisect][bcb]") {
@@ -209,4 +228,34 @@ TEST_CASE("bisect::bcb asks a lone machine for one run at a time", "[bisect][bcb
     p.samples.push_back({c, v, "b" + std::to_string(seq), seq, false});
     ++seq;
   }
+}
+
+TEST_CASE("bisect::bcb replicates a single run at the boundary before naming the culprit", "[bisect][bcb]") {
+  // A 20 % drop at commit 5, every other commit measured twice, 4 and 5 once: the posterior is sure, but one
+  // outlier run could have placed the step there, so each side of the boundary gets a second run first.
+  auto p = chain_of(10);
+  std::int64_t seq = 0;
+  auto add = [&](std::size_t c, double v) {
+    p.samples.push_back({c, v, "b" + std::to_string(seq), seq, false});
+    ++seq;
+  };
+  for (std::size_t c : {0u, 1u, 2u, 3u, 6u, 7u, 8u, 9u}) {
+    double level = c < 5 ? 1000.0 : 800.0;
+    add(c, level * 1.01);
+    add(c, level * 0.99);
+  }
+  add(4, 1000.0);
+  add(5, 800.0);
+  auto step = next_step(p);
+  REQUIRE(step.verdict == Verdict::need_runs);
+  REQUIRE(step.culprit == 5u);
+  CHECK(step.p_culprit >= 0.99);
+  REQUIRE_FALSE(step.picks.empty());
+  CHECK((step.picks[0].commit == 4 || step.picks[0].commit == 5));
+  CHECK(step.picks[0].runs == 1);
+  add(4, 1002.0);
+  add(5, 798.0);
+  auto done = next_step(p);
+  CHECK(done.verdict == Verdict::found);
+  CHECK(done.culprit == 5u);
 }

@@ -125,3 +125,30 @@ TEST_CASE("bisect::bcb no-change hypothesis wins when nothing moves", "[bisect][
     CHECK(v < 0.3);
   }
 }
+
+TEST_CASE("bisect::bcb boot-to-boot variance adds to the history's run sigma", "[bisect][bcb]") {
+  // History: run-to-run sigma 3 % within a boot, from 30 runs. The data: one run per boot at both endpoints (no
+  // change between them), spread sqrt(2) x 3 %: run noise plus a boot offset as large. Only the boot-variance
+  // components predict that spread; if the history's sigma were read as run and boot variance together, every
+  // component would predict 3 % and the weights would stay near their prior (0.2 for boot variance).
+  auto p = chain_of(20);
+  p.settings.noise_runs = 30;
+  const double e[] = {0.06, -0.05, 0.03, -0.035, 0.045, -0.02, 0.055, -0.045, 0.015, -0.06, 0.04, -0.03};
+  std::int64_t seq = 0;
+  for (int b = 0; b < 12; ++b) {
+    for (std::size_t c : {std::size_t{0}, std::size_t{19}}) {
+      double v = 1000 * std::exp(e[(b + (c == 0 ? 0 : 5)) % 12]);
+      p.samples.push_back({c, v, "boot" + std::to_string(seq), seq, false});
+      ++seq;
+    }
+  }
+  std::string error;
+  auto data = make_chain_data(p, error);
+  REQUIRE(data);
+  auto ctx = make_bcb_context(p, *data);
+  double boot_weight = 0;
+  for (std::size_t g = 0; g < ctx.post.comp_weight.size(); ++g) {
+    boot_weight += ctx.priors.components[g].lambda > 0 ? ctx.post.comp_weight[g] : 0.0;
+  }
+  CHECK(boot_weight > 0.5);
+}
