@@ -16,6 +16,16 @@ namespace {
 
 using nlohmann::json;
 
+// What the culprit is compared with: its first parent, or when that (and maybe more) was left out as irrelevant
+// to the build or verified implausible (prior 0: the same binary), the nearest predecessor that counts.
+std::size_t reference_parent(const std::vector<bisect::Candidate>& chain, std::size_t culprit) {
+  std::size_t i = culprit - 1;
+  while (i > 0 && chain[i].prior == 0 && !chain[i].skipped) {
+    --i;
+  }
+  return i;
+}
+
 bool is_open(const storage::RequestRow& r) { return r.state == "queued" || r.state == "building" || r.state == "running"; }
 
 std::string verdict_state(bisect::Verdict verdict) {
@@ -201,7 +211,7 @@ Status BisectionDriver::advance(storage::BisectionRow b) {
     BISECTD_TRY(m_context.store->update_bisection(b));
     return {}; // let the runs in flight land first: they may still change the answer
   }
-  return finish(b, *job, chain, step);
+  return finish(b, *job, problem, step);
 }
 
 Status BisectionDriver::enqueue_picks(const storage::BisectionRow& b, const Job& job,
@@ -252,8 +262,12 @@ Result<bool> BisectionDriver::recurse_into_merge(storage::BisectionRow& b, const
   return moved;
 }
 
-Status BisectionDriver::finish(storage::BisectionRow& b, const Job& job, const std::vector<std::string>& chain,
+Status BisectionDriver::finish(storage::BisectionRow& b, const Job& job, const bisect::Problem& problem,
                                const bisect::Step& step) {
+  std::vector<std::string> chain;
+  for (const auto& candidate : problem.chain) {
+    chain.push_back(candidate.id);
+  }
   auto result = json::parse(b.result_json, nullptr, false);
   std::string merge = result.contains("merge") ? result["merge"].get<std::string>() : "";
   if (step.verdict == bisect::Verdict::found && step.culprit) {
@@ -264,7 +278,8 @@ Status BisectionDriver::finish(storage::BisectionRow& b, const Job& job, const s
   }
   std::optional<Verification> verification;
   if (step.verdict == bisect::Verdict::found && step.culprit) {
-    BISECTD_TRY_ASSIGN(verification, verify_culprit(m_context, b, job, chain, *step.culprit));
+    BISECTD_TRY_ASSIGN(verification, verify_culprit(m_context, b, job, chain, *step.culprit,
+                                                     reference_parent(problem.chain, *step.culprit)));
     if (!verification) {
       return m_context.store->update_bisection(b); // verification runs pending
     }
@@ -288,6 +303,7 @@ Status BisectionDriver::finish(storage::BisectionRow& b, const Job& job, const s
   }
   c.chain = chain;
   c.culprit = step.culprit.value_or(chain.size() - 1);
+  c.parent = c.culprit > 0 ? reference_parent(problem.chain, c.culprit) : 0;
   c.culprit_sha = chain[c.culprit];
   c.p_culprit = step.p_culprit;
   c.credible_set = step.credible_set;

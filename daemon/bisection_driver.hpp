@@ -36,8 +36,7 @@ private:
                        const bisect::Step& step, const std::vector<std::size_t>& in_flight);
   // True when the culprit is a merge and the search moved into the merged branch.
   Result<bool> recurse_into_merge(storage::BisectionRow& b, const std::string& culprit);
-  Status finish(storage::BisectionRow& b, const Job& job, const std::vector<std::string>& chain,
-                const bisect::Step& step);
+  Status finish(storage::BisectionRow& b, const Job& job, const bisect::Problem& problem, const bisect::Step& step);
   Status fail(storage::BisectionRow& b, const std::string& why);
   int machines_in(const std::string& group) const;
 

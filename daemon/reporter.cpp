@@ -65,7 +65,7 @@ Status add_samples(Context& context, const storage::BisectionRow& b, const Concl
     index[c.chain[i]] = i;
   }
   const auto& culprit = c.chain[c.culprit];
-  const auto& parent = c.chain[c.culprit > 0 ? c.culprit - 1 : 0];
+  const auto& parent = c.chain[std::min(c.parent, c.culprit)];
   std::map<std::string, report::MetricComparison> metrics;
   std::set<std::string> boots;
   for (const auto& s : samples) {
@@ -152,7 +152,11 @@ Result<storage::ReportRow> compose_report(Context& context, const storage::Bisec
   BISECTD_TRY(context.trees->with_repo(tree.name, [&](vcs::Repository& repo) -> Status {
     BISECTD_TRY_ASSIGN(auto culprit, repo.commit(c.culprit_sha));
     input.culprit = to_report_commit(culprit);
-    auto parent_sha = culprit.parents.empty() ? c.chain.front() : culprit.parents.front();
+    // The searched culprit is compared with the reference the numbers come from; a merge named after its branch
+    // showed no change is compared with its first parent.
+    bool searched = c.culprit_sha == c.chain[c.culprit];
+    auto parent_sha = searched ? c.chain[std::min(c.parent, c.culprit)]
+                      : culprit.parents.empty() ? c.chain.front() : culprit.parents.front();
     BISECTD_TRY_ASSIGN(auto parent, repo.commit(parent_sha));
     input.parent = to_report_commit(parent);
     if (c.credible_set.size() > 1) {

@@ -13,6 +13,8 @@ namespace bisectd::daemon {
 struct Conclusion {
   std::vector<std::string> chain;          // the searched first-parent chain, good first
   std::size_t culprit = 0;                 // index into chain (the most likely one when not confident)
+  std::size_t parent = 0;                  // what it is compared with: culprit - 1, or the nearest predecessor
+                                           // with the same build when those between touch nothing built
   std::string culprit_sha;                 // may differ from chain[culprit] after merge recursion
   double p_culprit = 0;
   std::vector<std::size_t> credible_set;   // indices; more than one when ambiguous

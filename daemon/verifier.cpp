@@ -108,13 +108,15 @@ Result<StepState> summarise_confirm(VerifyTarget& t, Verification& v) {
 // Verifies chain[culprit]: plausibility first (it needs no runs and may end the verification), then the
 // confirm summary, the revert and the layout check (queued together, so their runs overlap).
 Result<std::optional<Verification>> verify_culprit(Context& context, const storage::BisectionRow& b, const Job& job,
-                                                   const std::vector<std::string>& chain, std::size_t culprit) {
-  if (culprit == 0 || culprit >= chain.size()) {
-    return make_error(ErrorCode::invalid_input, "verify: culprit index " + std::to_string(culprit) +
-                                                    " is not inside the chain of " + std::to_string(chain.size()));
+                                                   const std::vector<std::string>& chain, std::size_t culprit,
+                                                   std::size_t parent) {
+  if (culprit == 0 || culprit >= chain.size() || parent >= culprit) {
+    return make_error(ErrorCode::invalid_input, "verify: culprit index " + std::to_string(culprit) + " (parent " +
+                                                    std::to_string(parent) + ") is not inside the chain of " +
+                                                    std::to_string(chain.size()));
   }
   BISECTD_TRY_ASSIGN(auto requests, context.store->requests_for_bisection(b.id));
-  VerifyTarget t{context, b, job, chain[culprit], chain[culprit - 1], std::move(requests)};
+  VerifyTarget t{context, b, job, chain[culprit], chain[parent], std::move(requests)};
   Verification v;
   v.details["culprit"] = t.culprit;
   BISECTD_TRY_ASSIGN(auto plausible_state, check_plausibility(t, v));

@@ -20,9 +20,11 @@ struct Verification {
   nlohmann::json details = nlohmann::json::object(); // stored under result.verification
 };
 
-// Verifies `chain[culprit]` of bisection `b`. Returns nullopt while verification runs are pending (it has queued
-// them), else the outcome. Steps switched off in the job's `verify:` section are skipped.
+// Verifies `chain[culprit]` of bisection `b` against `chain[parent]` (its first parent, or the nearest predecessor
+// with the same build when those between touch nothing built). Returns nullopt while verification runs are
+// pending (it has queued them), else the outcome. Steps switched off in the job's `verify:` section are skipped.
 Result<std::optional<Verification>> verify_culprit(Context& context, const storage::BisectionRow& b, const Job& job,
-                                                   const std::vector<std::string>& chain, std::size_t culprit);
+                                                   const std::vector<std::string>& chain, std::size_t culprit,
+                                                   std::size_t parent);
 
 } // namespace bisectd::daemon

@@ -49,6 +49,20 @@ Result<RepoPtr> open_worktree(const fs::path& worktree, const fs::path& objects_
   return RepoPtr(raw);
 }
 
+// True when the worktree's HEAD names a commit its objects still have (or is unborn). It may not: a revert
+// commit made in a mirror that was later re-cloned, or a tree removed and registered again.
+bool head_resolves(git_repository* repo) {
+  if (git_repository_head_unborn(repo) == 1) {
+    return true;
+  }
+  git_object* peeled = nullptr;
+  if (git_revparse_single(&peeled, repo, "HEAD^{tree}") != 0) {
+    return false;
+  }
+  git_object_free(peeled);
+  return true;
+}
+
 } // namespace
 
 Status Repository::checkout(const std::string& sha, const fs::path& worktree) {
@@ -67,6 +81,14 @@ Status Repository::checkout(const std::string& sha, const fs::path& worktree) {
   // FORCE: build outputs that modified tracked files never block; REMOVE_UNTRACKED: leftovers of another
   // commit go; ignored files (object files, .config) stay for incremental builds.
   options.checkout_strategy = GIT_CHECKOUT_FORCE | GIT_CHECKOUT_REMOVE_UNTRACKED;
+  IndexPtr baseline;
+  if (!head_resolves(repo->get())) {
+    // Compare with what the index says is on disk instead: unchanged files still keep their mtimes.
+    git_index* index = nullptr;
+    BISECTD_TRY(check(git_repository_index(&index, repo->get()), what + ": index", ErrorCode::io));
+    baseline.reset(index);
+    options.baseline_index = index;
+  }
   BISECTD_TRY(check(git_checkout_tree(repo->get(), reinterpret_cast<const git_object*>(target), &options), what,
                     ErrorCode::io));
   BISECTD_TRY(check(git_repository_set_head_detached(repo->get(), &id), what + ": detach HEAD", ErrorCode::io));

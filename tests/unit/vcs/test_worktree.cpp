@@ -95,3 +95,30 @@ TEST_CASE("vcs::Repository::checkout refuses a foreign non-empty directory", "[v
   CHECK(result.error().message.find("precious") != std::string::npos);
   CHECK(slurp(wt / "notes.txt") == "mine");
 }
+
+TEST_CASE("vcs::Repository::checkout survives a HEAD its objects no longer have", "[vcs]") {
+  // The daemon's revert commits live only in the mirror; a re-cloned mirror (tree removed and added again) does
+  // not have them, but the kept worktree's HEAD may still name one.
+  GitFixture fixture;
+  std::string first = fixture.commit("first", {{"keep.c", "int keep;\n"}, {"change.c", "int v = 1;\n"}});
+  std::string second = fixture.commit("second", {{"change.c", "int v = 2;\n"}});
+  fs::path wt = fixture.dir() / "wt";
+  {
+    auto old_mirror = Repository::mirror(fixture.origin().string(), fixture.dir() / "old.git");
+    REQUIRE(old_mirror.has_value());
+    auto only_in_old = old_mirror->revert_onto(second, second);
+    REQUIRE(only_in_old.has_value());
+    REQUIRE(old_mirror->checkout(*only_in_old, wt).has_value());
+    CHECK(slurp(wt / "change.c") == "int v = 1;\n");
+  }
+  fs::last_write_time(wt / "keep.c", k_old_time);
+  auto keep_mtime = fs::last_write_time(wt / "keep.c");
+  auto new_mirror = Repository::mirror(fixture.origin().string(), fixture.dir() / "new.git");
+  REQUIRE(new_mirror.has_value());
+  auto result = new_mirror->checkout(second, wt);
+  INFO((result ? std::string("ok") : result.error().message));
+  REQUIRE(result.has_value());
+  CHECK(slurp(wt / "change.c") == "int v = 2;\n");
+  CHECK(fs::last_write_time(wt / "keep.c") == keep_mtime); // still incremental
+  CHECK(fixture.git({"rev-parse", "HEAD"}, wt) == second);
+}
