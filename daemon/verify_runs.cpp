@@ -15,7 +15,9 @@ namespace {
 
 constexpr int k_min_layout_runs = 3; // per visit; two visits per commit → at least 6 runs each side
 
-constexpr int k_revert_visits = 2; // per side, alternated: reverted head, bad head, reverted head, bad head
+// Per side, alternated (reverted head, bad head, ...). Boots differ (a QEMU boot here moves the level by 10-20 %),
+// so several shorter visits beat two long ones.
+constexpr int k_revert_visits = 4;
 
 // The revert requests' variants name the culprit, so a later culprit of the same bisection gets its own. The
 // bad head is measured again under its own label in the same window: lab levels drift (a QEMU lab here read
@@ -48,7 +50,7 @@ Result<StepState> start_revert(VerifyTarget& t, Verification& v) {
     record_step(v, "revert", line, {{"applies", false}});
     return StepState::done;
   }
-  int runs = std::max(3, t.job.runs);
+  int runs = std::max(2, (t.job.runs + 1) / 2);
   for (int visit = 0; visit < k_revert_visits; ++visit) {
     BISECTD_TRY(enqueue_verify(t, *reverted, revert_variant(t.culprit), runs));
     BISECTD_TRY(enqueue_verify(t, t.b.bad, revert_reference_variant(t.culprit), runs));
