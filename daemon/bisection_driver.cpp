@@ -56,13 +56,14 @@ json result_json(const storage::BisectionRow& b, const std::vector<std::string>&
 
 Result<std::int64_t> BisectionDriver::start(const std::string& tree, const std::string& branch,
                                             const std::string& good, const std::string& bad,
-                                            const std::string& job_name, const std::string& origin) {
+                                            const std::string& job_name, const std::string& origin,
+                                            const std::string& metric) {
   BISECTD_TRY_ASSIGN(auto job, m_context.jobs->get(job_name));
   storage::BisectionRow b;
   b.tree = tree;
   b.branch = branch;
   b.job = job_name;
-  b.metric = job->metrics.primary;
+  b.metric = metric.empty() ? job->metrics.primary : metric;
   b.origin = origin;
   BISECTD_TRY(m_context.trees->with_repo(tree, [&](vcs::Repository& repo) -> Status {
     auto good_sha = repo.resolve(good);

@@ -17,9 +17,11 @@ class BisectionDriver {
 public:
   explicit BisectionDriver(Context& context) : m_context(context) {}
 
-  // Validates the refs and opens a bisection; returns its id. Errors name the bad ref or tree.
+  // Validates the refs and opens a bisection of `metric` (empty: the job's primary); returns its id. Errors name
+  // the bad ref or tree.
   Result<std::int64_t> start(const std::string& tree, const std::string& branch, const std::string& good,
-                             const std::string& bad, const std::string& job_name, const std::string& origin);
+                             const std::string& bad, const std::string& job_name, const std::string& origin,
+                             const std::string& metric = "");
 
   // Advances every running bisection (io thread).
   void advance_all();

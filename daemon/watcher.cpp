@@ -295,7 +295,7 @@ Status Watcher::advance_detection(const storage::DetectionRow& d) {
                  base::short_sha(d.bad), percent(test.relative_change), test.p_value);
     BISECTD_TRY(m_context.store->set_detection_state(d.id, "rejected", 0));
   } else {
-    BISECTD_TRY(open_bisection(d, *job, test, std::min(before.size(), after.size())));
+    BISECTD_TRY(open_bisection(d, test, std::min(before.size(), after.size())));
   }
   // A head-to-head detection held the branch's new head back: it becomes the baseline once decided.
   BISECTD_TRY_ASSIGN(auto head, m_context.store->head(d.tree, d.branch));
@@ -305,8 +305,7 @@ Status Watcher::advance_detection(const storage::DetectionRow& d) {
   return {};
 }
 
-Status Watcher::open_bisection(const storage::DetectionRow& d, const Job& job, const bisect::ShiftTest& test,
-                               std::size_t runs) {
+Status Watcher::open_bisection(const storage::DetectionRow& d, const bisect::ShiftTest& test, std::size_t runs) {
   spdlog::info("detection {}: {}..{} confirmed ({}, p={:.3g}): bisecting", d.id, base::short_sha(d.good),
                base::short_sha(d.bad), percent(test.relative_change), test.p_value);
   // A crash after start() but before the state below is stored must not open a second bisection.
@@ -318,18 +317,14 @@ Status Watcher::open_bisection(const storage::DetectionRow& d, const Job& job, c
     }
   }
   if (id == 0) {
-    BISECTD_TRY_ASSIGN(id, m_bisections.start(d.tree, d.branch, d.good, d.bad, d.job, "detect"));
-    if (d.metric != job.metrics.primary) {
-      // TODO(lead): BisectionDriver::start should take the metric; until then it is set here.
-      BISECTD_TRY(m_context.store->connection().run("UPDATE bisections SET metric = ? WHERE id = ?",
-                                                    {storage::Value(d.metric), storage::Value(id)}));
-    }
+    BISECTD_TRY_ASSIGN(id, m_bisections.start(d.tree, d.branch, d.good, d.bad, d.job, "detect", d.metric));
     (void)m_context.store->add_event(
       id, "opened by detection " + std::to_string(d.id) + ": " + d.metric + " " + percent(test.relative_change) +
             " confirmed by " + std::to_string(runs) + " interleaved runs per side (p=" +
             std::to_string(test.p_value) + ")");
   }
-  return m_context.store->set_detection_state(d.id, "confirmed", id);
+  // The interleaved runs measured the shift better than the first comparison did: the bisection's prior uses it.
+  return m_context.store->set_detection_state(d.id, "confirmed", id, test.relative_change);
 }
 
 } // namespace bisectd::daemon

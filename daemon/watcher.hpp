@@ -36,7 +36,7 @@ private:
   Result<bool> branch_confirming(const std::string& tree, const std::string& branch, const std::string& job);
   Status start_confirmation(const storage::DetectionRow& proposal, const Job& job);
   Status advance_detection(const storage::DetectionRow& detection);
-  Status open_bisection(const storage::DetectionRow& detection, const Job& job, const bisect::ShiftTest& test,
+  Status open_bisection(const storage::DetectionRow& detection, const bisect::ShiftTest& test,
                         std::size_t runs);
   // Queues interleaved good/bad visits, about `per_side` runs each; returns the runs per side queued.
   Result<int> enqueue_confirmation(const storage::DetectionRow& detection, const Job& job, int per_side);

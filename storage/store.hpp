@@ -70,7 +70,9 @@ public:
   Result<std::optional<DetectionRow>> detection(const std::string& tree, const std::string& job,
                                                 const std::string& good, const std::string& bad);
   Result<std::vector<DetectionRow>> detections_in_state(const std::string& state);
-  Status set_detection_state(std::int64_t id, const std::string& state, std::int64_t bisection_id);
+  // `change`, when given, replaces the detection's measured relative change (the confirmation's estimate).
+  Status set_detection_state(std::int64_t id, const std::string& state, std::int64_t bisection_id,
+                             std::optional<double> change = std::nullopt);
 
   // Bisections.
   Result<std::int64_t> add_bisection(const BisectionRow& bisection);

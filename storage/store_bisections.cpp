@@ -81,7 +81,13 @@ Result<std::vector<DetectionRow>> Store::detections_in_state(const std::string& 
                              {text(state)}, read_detection);
 }
 
-Status Store::set_detection_state(std::int64_t id, const std::string& state, std::int64_t bisection_id) {
+Status Store::set_detection_state(std::int64_t id, const std::string& state, std::int64_t bisection_id,
+                                  std::optional<double> change) {
+  if (change) {
+    BISECTD_TRY(m_connection->run("UPDATE detections SET state = ?, bisection_id = ?, change = ? WHERE id = ?",
+                                  {text(state), nullable_id(bisection_id), Value(*change), integer(id)}));
+    return {};
+  }
   BISECTD_TRY(m_connection->run("UPDATE detections SET state = ?, bisection_id = ? WHERE id = ?",
                                 {text(state), nullable_id(bisection_id), integer(id)}));
   return {};

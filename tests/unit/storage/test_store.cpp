@@ -142,3 +142,19 @@ TEST_CASE("storage::migrate refuses a database from a newer bisectd", "[storage]
   REQUIRE_FALSE(status);
   CHECK(status.error().message.find("newer") != std::string::npos);
 }
+
+TEST_CASE("storage::Store detections: state changes keep or replace the measured change", "[storage]") {
+  TempStore t;
+  DetectionRow d{0, "demo", "master", "job", "good1", "bad1", "x", "confirming", -0.20, 0.01, 0, 0};
+  auto id = t.store->add_detection(d);
+  REQUIRE(id.has_value());
+  REQUIRE(t.store->set_detection_state(*id, "confirming", 0).has_value());
+  CHECK(t.store->detection("demo", "job", "good1", "bad1").value()->change == Approx(-0.20));
+  REQUIRE(t.store->set_detection_state(*id, "confirmed", 7, -0.58).has_value());
+  auto stored = t.store->detection("demo", "job", "good1", "bad1").value();
+  REQUIRE(stored.has_value());
+  CHECK(stored->state == "confirmed");
+  CHECK(stored->bisection_id == 7);
+  CHECK(stored->change == Approx(-0.58)); // the interleaved confirmation's estimate
+  CHECK_FALSE(t.store->detection("demo", "job", "good1", "other").value().has_value());
+}
