@@ -179,8 +179,8 @@ Result<bisect::Problem> BisectionDriver::problem_for(const storage::BisectionRow
   s.idle_machines = std::max(0, machines_in(job.machine_group) - open);
   s.built.assign(built.begin(), built.end());
   s.verification_pairs = job.verify.confirm ? job.verify.pairs : 0;
-  apply_history(m_context, b, job, s);
-  auto dropped = apply_relevance(m_context, b, job, problem.chain, m_changed_paths);
+  apply_history(m_context, b, job, s, m_history);
+  auto dropped = apply_relevance(m_context, b, job, problem.chain, m_history);
   if (dropped > 0 && m_relevance_told.insert({b.id, b.range_good + ".." + b.range_bad}).second) {
     (void)m_context.store->add_event(b.id, std::to_string(dropped) + " of " + std::to_string(chain.size() - 1) +
                                              " commits touch no file the kernel build uses: never built");

@@ -44,7 +44,7 @@ private:
 
   Context& m_context;
   std::map<std::int64_t, std::pair<std::string, std::vector<std::string>>> m_chains; // id -> (range key, chain)
-  ChangedPathsCache m_changed_paths;
+  HistoryCache m_history;
   std::set<std::pair<std::int64_t, std::string>> m_relevance_told; // (id, range) whose event was written
 };
 

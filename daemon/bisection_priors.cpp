@@ -15,21 +15,35 @@ namespace {
 
 constexpr int k_max_noise_weight = 100; // history beyond this many runs may describe another lab state
 
-void apply_noise(Context& context, const storage::BisectionRow& b, const Job& job, bisect::Settings& settings) {
-  if (job.bisect.noise) {
-    settings.noise = job.bisect.noise;
-    return;
-  }
+// The run sigma of the metric over the watched series and its weight (degrees of freedom), if known.
+std::optional<std::pair<double, int>> series_noise(Context& context, const storage::BisectionRow& b, const Job& job) {
   auto series = load_series(context, b.tree, job, b.bad);
   if (!series || !series->metrics.contains(b.metric)) {
-    return;
+    return std::nullopt;
   }
   auto estimate = bisect::estimate_noise(series->metrics.at(b.metric));
   // Degrees of freedom of a pooled within-commit sigma: runs minus one per commit.
   int dof = static_cast<int>(estimate.runs) - static_cast<int>(estimate.commits);
-  if (estimate.run_sigma > 0 && dof >= 2) {
-    settings.noise = estimate.run_sigma;
-    settings.noise_runs = std::min(dof, k_max_noise_weight);
+  if (estimate.run_sigma <= 0 || dof < 2) {
+    return std::nullopt;
+  }
+  return std::pair{estimate.run_sigma, std::min(dof, k_max_noise_weight)};
+}
+
+void apply_noise(Context& context, const storage::BisectionRow& b, const Job& job, bisect::Settings& settings,
+                 HistoryCache& cache) {
+  if (job.bisect.noise) {
+    settings.noise = job.bisect.noise;
+    return;
+  }
+  auto key = std::to_string(b.id) + ":" + b.range_good + ".." + b.range_bad;
+  auto found = cache.noise.find(key);
+  if (found == cache.noise.end()) {
+    found = cache.noise.emplace(key, series_noise(context, b, job)).first;
+  }
+  if (found->second) {
+    settings.noise = found->second->first;
+    settings.noise_runs = found->second->second;
   }
 }
 
@@ -41,25 +55,41 @@ void apply_alert(Context& context, const storage::BisectionRow& b, bisect::Setti
   }
 }
 
+// The sources the build of `commit` compiled, read once; empty (and not remembered) while it has no build.
+const std::set<std::string>& used_sources_of(Context& context, const std::string& commit, const std::string& hash,
+                                             HistoryCache& cache) {
+  static const std::set<std::string> k_none;
+  if (auto found = cache.used_sources.find(commit); found != cache.used_sources.end()) {
+    return found->second;
+  }
+  auto build = context.build_store->lookup(commit, hash);
+  if (!build || build->artifact_dir.empty()) {
+    return k_none;
+  }
+  auto text = base::read_file(build->artifact_dir / kbuild::k_used_sources_file);
+  if (!text) {
+    return k_none;
+  }
+  std::set<std::string> used;
+  for (auto& path : base::split_lines(*text)) {
+    if (!path.empty()) {
+      used.insert(std::move(path));
+    }
+  }
+  return cache.used_sources[commit] = std::move(used);
+}
+
 // The union of the sources the endpoints' builds compiled (empty when neither has a kernel build yet).
-std::set<std::string> used_sources(Context& context, const Job& job, const std::vector<bisect::Candidate>& chain) {
+std::set<std::string> used_sources(Context& context, const Job& job, const std::vector<bisect::Candidate>& chain,
+                                   HistoryCache& cache) {
   std::set<std::string> used;
   auto hash = recipe_for(job, "").hash();
   if (!hash || chain.empty()) {
     return used;
   }
   for (const auto* end : {&chain.front(), &chain.back()}) {
-    auto build = context.build_store->lookup(end->id, *hash);
-    if (!build || build->artifact_dir.empty()) {
-      continue;
-    }
-    if (auto text = base::read_file(build->artifact_dir / kbuild::k_used_sources_file)) {
-      for (auto& path : base::split_lines(*text)) {
-        if (!path.empty()) {
-          used.insert(std::move(path));
-        }
-      }
-    }
+    const auto& sources = used_sources_of(context, end->id, *hash, cache);
+    used.insert(sources.begin(), sources.end());
   }
   return used;
 }
@@ -67,21 +97,22 @@ std::set<std::string> used_sources(Context& context, const Job& job, const std::
 } // namespace
 
 std::size_t apply_relevance(Context& context, const storage::BisectionRow& b, const Job& job,
-                            std::vector<bisect::Candidate>& chain, ChangedPathsCache& cache) {
+                            std::vector<bisect::Candidate>& chain, HistoryCache& cache) {
   if (job.build.kind != kbuild::RecipeKind::kernel || chain.size() < 3) {
     return 0;
   }
-  auto used = used_sources(context, job, chain);
+  auto used = used_sources(context, job, chain, cache);
   if (used.empty()) {
     return 0;
   }
   std::vector<bool> drop(chain.size(), false);
   auto status = context.trees->with_repo(b.tree, [&](vcs::Repository& repo) -> Status {
     for (std::size_t i = 1; i < chain.size(); ++i) {
-      if (!cache.contains(chain[i].id)) {
-        BISECTD_TRY_ASSIGN(cache[chain[i].id], repo.changed_paths(chain[i].id));
+      auto& paths = cache.changed_paths[chain[i].id]; // empty: not read yet (or a failed read: retried)
+      if (paths.empty()) {
+        BISECTD_TRY_ASSIGN(paths, repo.changed_paths(chain[i].id));
       }
-      drop[i] = chain[i].prior > 0 && !kbuild::touches_build(cache[chain[i].id], used);
+      drop[i] = chain[i].prior > 0 && !kbuild::touches_build(paths, used);
     }
     return {};
   });
@@ -102,8 +133,9 @@ std::size_t apply_relevance(Context& context, const storage::BisectionRow& b, co
   return dropped;
 }
 
-void apply_history(Context& context, const storage::BisectionRow& b, const Job& job, bisect::Settings& settings) {
-  apply_noise(context, b, job, settings);
+void apply_history(Context& context, const storage::BisectionRow& b, const Job& job, bisect::Settings& settings,
+                   HistoryCache& cache) {
+  apply_noise(context, b, job, settings, cache);
   apply_alert(context, b, settings);
   settings.cost = context.costs.model(job.name);
 }

@@ -59,23 +59,29 @@ def bisect(env, good, bad):
     return show
 
 
+def bisect_scenario(env, kind, verify):
+    """A generated tree of `kind`, the daemon with an SMTP server, the tree registered with `verify`, and one
+    bisection base..head that must find the planted culprit. Returns (shas, show, verification)."""
+    repo = os.path.join(env.dir, "repo")
+    shas = make_repo(repo, kind)
+    env.start_smtp()
+    env.start_daemon()
+    add_tree(env, repo, verify)
+    started = time.time()
+    show = bisect(env, shas["base"], shas["head"])
+    print(f"{kind}: bisection took {time.time() - started:.0f}s, {show['runs']} runs, {show['builds']} builds")
+    check(show["state"] == "found" and show["culprit"] == shas["culprit"], f"culprit: {show['culprit']}")
+    return shas, show, show.get("verification", {})
+
+
 def subject_of(text):
     """The decoded, unfolded Subject header."""
     return str(email.message_from_string(text, policy=email.policy.default)["Subject"])
 
 
 def test_layout(env):
-    repo = os.path.join(env.dir, "repo")
-    shas = make_repo(repo, "layout")
-    env.start_smtp()
-    env.start_daemon()
-    add_tree(env, repo, "{pairs: 5, layout_env: {EXTRA_CFLAGS: -DFORCE_ALIGN}}")
-    started = time.time()
-    show = bisect(env, shas["base"], shas["head"])
-    print(f"layout: bisection took {time.time() - started:.0f}s, {show['runs']} runs, {show['builds']} builds")
-    v = show.get("verification", {})
+    shas, show, v = bisect_scenario(env, "layout", "{pairs: 5, layout_env: {EXTRA_CFLAGS: -DFORCE_ALIGN}}")
     print("layout: verification " + json.dumps(v, indent=1))
-    check(show["state"] == "found" and show["culprit"] == shas["culprit"], f"culprit: {show['culprit']}")
     n = v.get("numbers", {})
     check(n.get("layout", {}).get("artefact") is True and v.get("layout_artefact") is True, f"verification: {v}")
     check("likely a code-layout artefact" in v["layout"], f"layout line: {v['layout']}")
@@ -95,15 +101,9 @@ def test_layout(env):
 def test_layout_broken(env):
     """The layout rebuild fails (the switch breaks the build): the step is reported, never retried, and the
     bisection still ends with its culprit, without an artefact claim."""
-    repo = os.path.join(env.dir, "repo")
-    shas = make_repo(repo, "layout")
-    env.start_smtp()
-    env.start_daemon()
-    add_tree(env, repo, '{pairs: 5, revert: false, layout_env: {EXTRA_CFLAGS: "-include /nonexistent/align.h"}}')
-    show = bisect(env, shas["base"], shas["head"])
-    v = show.get("verification", {})
+    _, show, v = bisect_scenario(
+        env, "layout", '{pairs: 5, revert: false, layout_env: {EXTRA_CFLAGS: "-include /nonexistent/align.h"}}')
     print("layout_broken: " + v.get("layout", "-"))
-    check(show["state"] == "found" and show["culprit"] == shas["culprit"], f"culprit: {show['culprit']}")
     check("could not measure" in v.get("layout", "") and "build_failed" in v["layout"],
           f"layout: {v.get('layout')}")
     check(v.get("layout_artefact") is False, f"verification: {v}")
@@ -118,15 +118,8 @@ def test_layout_broken(env):
 def test_revert_conflict(env):
     """A later commit rewrote the culprit's line: the revert does not apply, which is reported (with the
     conflicting path) and does not fail the bisection."""
-    repo = os.path.join(env.dir, "repo")
-    shas = make_repo(repo, "conflict")
-    env.start_smtp()
-    env.start_daemon()
-    add_tree(env, repo, "{pairs: 5, layout: false}")
-    show = bisect(env, shas["base"], shas["head"])
-    v = show.get("verification", {})
+    _, _, v = bisect_scenario(env, "conflict", "{pairs: 5, layout: false}")
     print("revert_conflict: " + v.get("revert", "-"))
-    check(show["state"] == "found" and show["culprit"] == shas["culprit"], f"culprit: {show['culprit']}")
     check("does not apply cleanly" in v.get("revert", "") and "work.h" in v["revert"], f"revert: {v.get('revert')}")
     check(v["numbers"]["revert"]["applies"] is False and "layout" not in v, f"verification: {v}")
     wait_for(lambda: len(env.mails()) >= 1, 60, "no mail arrived")

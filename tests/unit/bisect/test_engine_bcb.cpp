@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <set>
 
 using namespace bisectd::bisect;
@@ -56,6 +57,15 @@ Step simulate(Problem& p, std::size_t culprit, std::uint64_t seed, int max_steps
   return {};
 }
 
+// One run per boot at each of `commits` (indices): 1000 at the good end (index 0), 935 (-6.5 %) elsewhere.
+void add_endpoint_runs(Problem& p, std::initializer_list<std::size_t> commits) {
+  std::int64_t seq = static_cast<std::int64_t>(p.samples.size());
+  for (std::size_t c : commits) {
+    p.samples.push_back({c, c == 0 ? 1000.0 : 935.0, "b" + std::to_string(seq), seq, false});
+    ++seq;
+  }
+}
+
 } // namespace
 
 TEST_CASE("bisect::bcb measures both endpoints first", "[bisect][bcb]") {
@@ -70,11 +80,7 @@ TEST_CASE("bisect::bcb measures both endpoints first", "[bisect][bcb]") {
 
 TEST_CASE("bisect::bcb K picks are distinct and nothing new is handed out while a round runs", "[bisect][bcb]") {
   auto p = chain_of(200);
-  std::int64_t seq = 0;
-  for (std::size_t c : {0u, 0u, 199u, 199u}) {
-    p.samples.push_back({c, c == 0 ? 1000.0 : 935.0, "b" + std::to_string(seq), seq, false});
-    ++seq;
-  }
+  add_endpoint_runs(p, {0u, 0u, 199u, 199u});
   p.settings.idle_machines = 4;
   auto step = next_step(p);
   REQUIRE(step.verdict == Verdict::need_runs);
@@ -98,11 +104,7 @@ TEST_CASE("bisect::bcb K picks are distinct and nothing new is handed out while 
 
 TEST_CASE("bisect::bcb with K machines gives every pick a visit's worth of runs", "[bisect][bcb]") {
   auto p = chain_of(1000);
-  std::int64_t seq = 0;
-  for (std::size_t c : {0u, 0u, 0u, 999u, 999u, 999u}) {
-    p.samples.push_back({c, c == 0 ? 1000.0 : 935.0, "b" + std::to_string(seq), seq, false});
-    ++seq;
-  }
+  add_endpoint_runs(p, {0u, 0u, 0u, 999u, 999u, 999u});
   p.settings.runs_per_visit = 3;
   p.settings.idle_machines = 4;
   auto step = next_step(p);
@@ -210,14 +212,11 @@ TEST_CASE("bisect::bcb works without a noise prior from history", "[bisect][bcb]
 
 TEST_CASE("bisect::bcb asks a lone machine for one run at a time", "[bisect][bcb]") {
   auto p = chain_of(200);
-  std::int64_t seq = 0;
-  for (std::size_t c : {0u, 0u, 199u, 199u}) {
-    p.samples.push_back({c, c == 0 ? 1000.0 : 935.0, "b" + std::to_string(seq), seq, false});
-    ++seq;
-  }
+  add_endpoint_runs(p, {0u, 0u, 199u, 199u});
   p.settings.cost = {600, 180, 300}; // a build is expensive: several runs per new build would pay up front
   p.settings.runs_per_visit = 3;
   p.settings.idle_machines = 1;
+  auto seq = static_cast<std::int64_t>(p.samples.size());
   for (int i = 0; i < 12; ++i) {
     auto step = next_step(p);
     REQUIRE(step.verdict == Verdict::need_runs);
