@@ -1,5 +1,7 @@
 #include "daemon/cost_history.hpp"
 
+#include "bisect/stats.hpp"
+
 #include <algorithm>
 #include <vector>
 
@@ -20,10 +22,8 @@ double median_or(const std::deque<double>& values, double fallback) {
   if (values.empty()) {
     return fallback;
   }
-  std::vector<double> sorted(values.begin(), values.end());
-  std::sort(sorted.begin(), sorted.end());
-  std::size_t mid = sorted.size() / 2;
-  return sorted.size() % 2 == 1 ? sorted[mid] : 0.5 * (sorted[mid - 1] + sorted[mid]);
+  std::vector<double> copy(values.begin(), values.end());
+  return bisect::median(copy);
 }
 
 } // namespace

@@ -215,14 +215,7 @@ bool shift_vanished(const bisect::ShiftTest& normal, const bisect::ShiftTest& va
   return opposite || std::abs(variant.relative_change) < 0.5 * std::abs(normal.relative_change);
 }
 
-double median_of(std::vector<double> values) {
-  if (values.empty()) {
-    return k_nan;
-  }
-  std::sort(values.begin(), values.end());
-  auto n = values.size();
-  return n % 2 == 1 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
+double median_of(std::vector<double> values) { return bisect::median(values); }
 
 double recovered_fraction(const std::vector<double>& bad, const std::vector<double>& revert, double shift) {
   double b = median_of(bad), r = median_of(revert);
