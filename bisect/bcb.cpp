@@ -54,17 +54,13 @@ std::size_t segment_of(const BcbPosterior& post, std::size_t c) {
   return static_cast<std::size_t>(it - post.bounds.begin()) - 1;
 }
 
-// Fills the shift estimate from the best component under the culprit's segment (raw log values).
+// Fills the shift estimate from the best component under the culprit's segment (log values; the robust variant's
+// weighted units).
 void fill_shift(const BcbContext& ctx, std::size_t culprit, Step& step) {
-  BcbPosterior raw = ctx.post;
-  BcbPriors priors = ctx.priors;
-  if (ctx.robust) {
-    priors = bcb_priors(ctx.problem->settings, false);
-    raw = compute_posterior(make_units(*ctx.data, false), ctx.prior, priors);
-  }
+  const BcbPosterior& post = ctx.post;
   std::size_t g = static_cast<std::size_t>(
-    std::max_element(raw.comp_weight.begin(), raw.comp_weight.end()) - raw.comp_weight.begin());
-  auto est = shift_estimate(raw.states[g][segment_of(raw, culprit)], priors);
+    std::max_element(post.comp_weight.begin(), post.comp_weight.end()) - post.comp_weight.begin());
+  auto est = shift_estimate(post.states[g][segment_of(post, culprit)], ctx.priors);
   step.shift = std::expm1(est.mean);
   step.shift_low = std::expm1(est.low);
   step.shift_high = std::expm1(est.high);
@@ -146,7 +142,7 @@ bool set_answer(const BcbContext& ctx, std::size_t culprit, Step& step) {
 // No change the job cares about: "no change" is the most likely hypothesis and, under the most likely change,
 // the 95% interval of the shift lies within +-threshold (raw log values, best component).
 bool no_relevant_change(const BcbContext& ctx, Step& step) {
-  if (ctx.post.p_none < 0.5 || ctx.robust) {
+  if (ctx.post.p_none < 0.5) {
     return false;
   }
   const auto& post = ctx.post;
@@ -191,12 +187,9 @@ bool endpoint_picks(const BcbContext& ctx, Step& step) {
 
 } // namespace
 
-BcbPriors bcb_priors(const Settings& settings, bool robust) {
+BcbPriors bcb_priors(const Settings& settings) {
   BcbPriors p;
-  if (robust) {
-    p.nu0 = 1;
-    p.s02 = 0.3; // normal scores have unit variance overall; the within-side part is smaller
-  } else if (settings.noise && *settings.noise > 0) {
+  if (settings.noise && *settings.noise > 0) {
     p.nu0 = std::max(1, settings.noise_runs);
     p.s02 = std::pow(std::log1p(*settings.noise), 2);
   } else {
@@ -204,7 +197,7 @@ BcbPriors bcb_priors(const Settings& settings, bool robust) {
     p.s02 = 0.05 * 0.05;
   }
   p.kappa0 = 1.0 / 9.0; // shift prior sd: 3 sigma
-  if (settings.expected_shift && !robust && *settings.expected_shift > -1) {
+  if (settings.expected_shift && *settings.expected_shift > -1) {
     // The alert saw this shift: center the prior there with a sd of half its size (at least one sigma).
     p.shift_mean = std::log1p(*settings.expected_shift);
     p.kappa0 = p.s02 / std::max(p.s02, std::pow(0.5 * p.shift_mean, 2));
@@ -218,17 +211,13 @@ BcbContext make_bcb_context(const Problem& problem, const ChainData& data) {
   BcbContext ctx;
   ctx.problem = &problem;
   ctx.data = &data;
-  ctx.priors = bcb_priors(problem.settings, false);
-  ctx.units = make_units(data, false);
+  ctx.priors = bcb_priors(problem.settings);
+  // The robust variant (runs weighted by how far they lie from every supported level) replaces the plain one when
+  // the runs within builds look heavy-tailed.
+  ctx.robust = looks_heavy_tailed(data);
+  ctx.units = make_units(data, ctx.robust);
   ctx.prior = commit_prior(problem.chain, data, ctx.priors.p_none);
   ctx.post = compute_posterior(ctx.units, ctx.prior, ctx.priors);
-  // The robust variant replaces the gaussian one when the runs within builds look heavy-tailed.
-  ctx.robust = looks_heavy_tailed(data);
-  if (ctx.robust) {
-    ctx.priors = bcb_priors(problem.settings, true);
-    ctx.units = make_units(data, true);
-    ctx.post = compute_posterior(ctx.units, ctx.prior, ctx.priors);
-  }
   std::size_t n = problem.chain.size();
   ctx.prefix_a.assign(n + 1, 0.0);
   ctx.prefix_b.assign(n + 1, 0.0);
@@ -260,7 +249,7 @@ Step bcb_step(const Problem& problem, const ChainData& data) {
   step.culprit = best;
   step.p_culprit = ctx.p[best];
   step.credible_set = credible_set(ctx.p, 0.95 * (1.0 - ctx.post.p_none));
-  step.trace.push_back(std::string("bcb: ") + (ctx.robust ? "robust (normal scores)" : "gaussian") + " model, " +
+  step.trace.push_back(std::string("bcb: ") + (ctx.robust ? "robust (outlying runs down-weighted)" : "gaussian") + " model, " +
                        std::to_string(ctx.units.size()) + " boot units, most likely " + std::to_string(best) +
                        " P=" + fmt(ctx.p[best]) + ", P(no change)=" + fmt(ctx.post.p_none) +
                        ", weight of boot variance " + fmt(boot_weight(ctx)) + ", of drift " + fmt(drift_weight(ctx)));

@@ -27,9 +27,9 @@ struct BcbContext {
   std::vector<bool> pickable;    // a build we may run: canonical, not skipped, relevant (or an endpoint)
 };
 
-// Priors from the settings: sigma from `noise` (nu0 = noise_runs) or a weak default (nu0 = 1, 5 %); robust mode works on
-// normal scores. Components: boot variance lambda in {0, 1} x drift q in {0, 0.3}.
-BcbPriors bcb_priors(const Settings& settings, bool robust);
+// Priors from the settings: sigma from `noise` (nu0 = noise_runs) or a weak default (nu0 = 1, 5 %), the shift
+// centred on `expected_shift` when known. Components: boot variance lambda in {0, 1} x drift q in {0, 0.3}.
+BcbPriors bcb_priors(const Settings& settings);
 
 // Builds the context (posterior included) for `problem`.
 BcbContext make_bcb_context(const Problem& problem, const ChainData& data);

@@ -13,27 +13,6 @@ double normal_cdf(double x) { return bisect::normal_cdf(x); }
 
 double normal_quantile(double p) { return bisect::normal_quantile(std::clamp(p, 1e-300, 1.0 - 1e-16)); }
 
-std::vector<double> normal_scores(const std::vector<double>& values) {
-  std::size_t n = values.size();
-  std::vector<std::size_t> order(n);
-  std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return values[a] < values[b]; });
-  std::vector<double> out(n);
-  for (std::size_t i = 0; i < n;) {
-    std::size_t j = i;
-    while (j + 1 < n && values[order[j + 1]] == values[order[i]]) {
-      ++j;
-    }
-    double rank = (static_cast<double>(i + j) / 2.0) + 1.0;
-    double score = normal_quantile((rank - 0.375) / (static_cast<double>(n) + 0.25));
-    for (std::size_t k = i; k <= j; ++k) {
-      out[order[k]] = score;
-    }
-    i = j + 1;
-  }
-  return out;
-}
-
 double biawgn_capacity(double d) {
   // I(X;Y) = h(Y) - h(noise), Y ~ 0.5 N(0,1) + 0.5 N(d,1); trapezoid rule on a wide grid.
   const double lim = 10.0;

@@ -10,9 +10,6 @@ double normal_cdf(double x);
 // Inverse of the standard normal CDF (Acklam's rational approximation, relative error < 1.2e-9).
 double normal_quantile(double p);
 
-// Blom normal scores of `values` (ties get the average rank), in the same order.
-std::vector<double> normal_scores(const std::vector<double>& values);
-
 // Capacity in bits of a binary-input Gaussian channel with mean separation `d` (sigma 1, uniform input):
 // the information one soft run can carry about "before or after the change" (research §9).
 double biawgn_capacity(double d);

@@ -1,8 +1,8 @@
 #pragma once
 // BCB's statistical model: the posterior over "first bad commit" c (plus "no change") from all samples.
 //
-// Samples are summarized per boot unit (runs of one boot at one build): y = log(value) (or its normal score in
-// the robust variant). For a hypothesis c, a unit at chain position p has x = [p >= c] and
+// Samples are summarized per boot unit (runs of one boot at one build): y = log(value), runs weighted by how far
+// they lie from every supported level in the robust variant. For a hypothesis c, a unit at position p has x = [p >= c] and
 //   mean_j = w(t_j) + x * delta + e_j,   e_j ~ N(0, sigma^2 (lambda + 1/n_j)),   w(t+1) = w(t) + N(0, q sigma^2)
 // with sigma^2 ~ scaled-inv-chi2(nu0, s0^2) (from the metric's history when known), delta | sigma ~ N(0,
 // sigma^2 / kappa0), w flat. lambda is the boot-to-boot variance and q the drift per visit, both relative to the
@@ -60,11 +60,13 @@ struct BcbPosterior {
 // to their parent's (same canonical build); normalized to sum 1 - p_none. Zero everywhere if all are zero.
 std::vector<double> commit_prior(const std::vector<Candidate>& chain, const ChainData& data, double p_none);
 
-// Boot units from the grouped samples, ordered by time; `robust` replaces y by normal scores of all runs.
+// Boot units from the grouped samples, ordered by time. `robust` weights each run by the probability that it is a
+// regular run of a contaminated normal (5 % of runs 5 times as wide), judged by its distance from its build's
+// median (builds of >= 3 runs) or else from the nearer endpoint median: a unit's n is then its summed weight.
 std::vector<BcbUnit> make_units(const ChainData& data, bool robust);
 
 // True when the log residuals within builds (builds with >= 3 runs, at least 15 residuals) look heavy-tailed:
-// some |r| > 6 robust sigmas (1.4826 MAD). Within-build residuals cannot be faked by a wrong split.
+// some |r| > 4.5 robust sigmas (1.4826 MAD). Within-build residuals cannot be faked by a wrong split.
 bool looks_heavy_tailed(const ChainData& data);
 
 // Exact model-averaged posterior over segments and "no change".

@@ -73,7 +73,7 @@ bool is_built(const BcbContext& ctx, std::size_t b) {
 double cost_of(const BcbContext& ctx, std::size_t b, int runs, bool fresh_boot) {
   const auto& s = ctx.problem->settings;
   double c = runs * s.cost.run_s;
-  c += is_built(ctx, b) ? 0.0 : s.cost.build_s;
+  c += is_built(ctx, b) || s.prebuild ? 0.0 : s.cost.build_s;
   c += contains(s.installed, b) && !fresh_boot ? 0.0 : s.cost.boot_s;
   return std::max(c, 1e-9);
 }
@@ -192,6 +192,15 @@ std::vector<int> run_options(const BcbContext& ctx, int k) {
   return {1, visit};
 }
 
+// How many runs a pick of `runs` may be scored as: a lone machine issues one run at a time, but a new boot is paid
+// once for every run that follows on it, so a commit is scored by its best plan of up to runs_per_visit runs.
+int plan_runs(const BcbContext& ctx, int k, int runs) {
+  if (k > 1 || runs > 1) {
+    return runs;
+  }
+  return std::max(1, ctx.problem->settings.runs_per_visit);
+}
+
 } // namespace
 
 std::vector<Pick> bcb_search_picks(const BcbContext& ctx, std::vector<std::string>& trace) {
@@ -221,10 +230,13 @@ std::vector<Pick> bcb_search_picks(const BcbContext& ctx, std::vector<std::strin
           if (fresh && !can_join(ctx, b)) {
             continue; // not booted now: any run starts a new boot anyway
           }
-          double score = expected_gain(ctx, h0, b, runs, join) / cost_of(ctx, b, runs, fresh);
-          if (score > best_score) {
-            best_score = score;
-            best = {b, runs, false, fresh};
+          int plan_max = plan_runs(ctx, k, runs);
+          for (int plan = runs; plan <= plan_max; ++plan) {
+            double score = expected_gain(ctx, h0, b, plan, join) / cost_of(ctx, b, plan, fresh);
+            if (score > best_score) {
+              best_score = score;
+              best = {b, runs, false, fresh};
+            }
           }
         }
       }

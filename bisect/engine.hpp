@@ -50,6 +50,9 @@ struct Settings {
   std::vector<std::size_t> built;   // commits whose build exists already (cheap to run)
   std::vector<std::size_t> installed; // commits booted on an idle machine now (a rerun costs run_s only)
   CostModel cost;
+  // A build slot builds the likely next commits while the machines run (daemon/prebuilder), so a new commit's
+  // build is off the machines' critical path: the chooser charges it boot and runs only. False: its build too.
+  bool prebuild = true;
   int verification_pairs = 10;      // interleaved culprit/parent pairs after stopping (0 = off)
 };
 

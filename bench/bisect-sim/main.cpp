@@ -28,7 +28,7 @@ struct Options {
 };
 
 std::vector<MethodKind> all_methods() {
-  return {MethodKind::bcb, MethodKind::bcb_min_runs, MethodKind::fixed3, MethodKind::fixed5, MethodKind::fixed10, MethodKind::lkp,
+  return {MethodKind::bcb, MethodKind::bcb_min_runs, MethodKind::bcb_no_prebuild, MethodKind::fixed3, MethodKind::fixed5, MethodKind::fixed10, MethodKind::lkp,
           MethodKind::pinpoint};
 }
 
@@ -93,9 +93,10 @@ std::vector<MethodKind> methods_for(const Scenario& sc, const Options& opt) {
     bool wanted = opt.methods.empty() || ("," + opt.methods + ",").find("," + std::string(to_string(m)) + ",") !=
                                            std::string::npos;
     // Pinpoint has no merge recursion here, so its merge row would only measure that. The quick mode runs the
-    // run-minimizing BCB variant on the target row only (it is the slowest to simulate).
+    // run-minimizing and build-charging BCB variants on the target row only (it is the slowest to simulate).
     bool skip = (m == MethodKind::pinpoint && sc.merges > 0) ||
-                (opt.quick && m == MethodKind::bcb_min_runs && sc.name != k_target_scenario);
+                (opt.quick && (m == MethodKind::bcb_min_runs || m == MethodKind::bcb_no_prebuild) &&
+                 sc.name != k_target_scenario);
     if (wanted && !skip) {
       out.push_back(m);
     }
@@ -169,7 +170,8 @@ int main(int argc, char** argv) {
       auto start = std::chrono::steady_clock::now();
       std::vector<TrialResult> results;
       int trials = trials_for(sc, m, opt);
-      for (int t = 0; t < trials; ++t) {
+      const char* only = std::getenv("BISECT_SIM_TRIAL"); // debugging aid: run (and trace) this trial alone
+      for (int t = only ? std::atoi(only) : 0; t < (only ? std::atoi(only) + 1 : trials); ++t) {
         World world(sc, opt.seed, t);
         results.push_back(run_trial(world, m));
         if (std::getenv("BISECT_SIM_LIST") != nullptr) { // debugging aid: one line per trial

@@ -72,6 +72,7 @@ Row aggregate(const Scenario& sc, MethodKind method, const std::vector<TrialResu
     row.wall_hours += r.wall_s / 3600;
     row.rounds += r.rounds;
     row.alert_runs += r.alert_runs;
+    row.set_answers += r.set_answer ? 1 : 0;
   }
   double n = std::max<double>(1, results.size());
   row.accuracy = ok / n;
@@ -82,6 +83,7 @@ Row aggregate(const Scenario& sc, MethodKind method, const std::vector<TrialResu
   row.wall_hours /= n;
   row.rounds /= n;
   row.alert_runs /= n;
+  row.set_answers /= n;
   std::sort(runs.begin(), runs.end());
   row.p90_runs = runs.empty() ? 0 : runs[static_cast<std::size_t>(0.9 * (runs.size() - 1))];
   row.false_culprit_rate = sc.no_change ? named / n : 0;
@@ -102,11 +104,11 @@ std::string json_row(const Row& r) {
                 "\"trials\":%d,\"accuracy\":%.4f,\"accuracy_low\":%.4f,\"accuracy_high\":%.4f,\"mean_runs\":%.2f,"
                 "\"p90_runs\":%.0f,\"mean_builds\":%.2f,\"machine_hours\":%.2f,\"wall_hours\":%.2f,\"rounds\":%.2f,"
                 "\"r_lb\":%.2f,\"runs_over_r_lb\":%.3f,\"rho_lb\":%.2f,\"calibration_error\":%.4f,\"ece\":%.4f,"
-                "\"false_culprit_rate\":%.4f,\"alert_runs_given\":%.1f}",
+                "\"false_culprit_rate\":%.4f,\"alert_runs_given\":%.1f,\"set_answers\":%.4f}",
                 r.scenario.c_str(), r.method.c_str(), r.n, r.d, r.noise.c_str(), r.k_machines, r.trials, r.accuracy,
                 r.acc_low, r.acc_high, r.mean_runs, r.p90_runs, r.mean_builds, r.machine_hours, r.wall_hours,
                 r.rounds, r.r_lb, r.r_lb > 0 ? r.mean_runs / r.r_lb : 0.0, r.rho_lb, r.calibration_error, r.ece,
-                r.false_culprit_rate, r.alert_runs);
+                r.false_culprit_rate, r.alert_runs, r.set_answers);
   return buf;
 }
 
@@ -121,6 +123,8 @@ std::string markdown_row(const Row& r) {
   char extra[64] = "";
   if (r.false_culprit_rate > 0 || r.r_lb == 0) {
     std::snprintf(extra, sizeof extra, " (named a culprit %.1f%%)", 100 * r.false_culprit_rate);
+  } else if (r.set_answers > 0) {
+    std::snprintf(extra, sizeof extra, " (%.1f%% as a forced set)", 100 * r.set_answers);
   }
   std::snprintf(buf, sizeof buf,
                 "| %s | %s | %d | %.1f%% [%.1f, %.1f]%s | %.1f / %.0f | %.1f | %.1f | %.1f | %.1f | %s | %s | %.3f / "

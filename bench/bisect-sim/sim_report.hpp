@@ -21,6 +21,7 @@ struct Row {
   double calibration_error = 0; // max over deciles (with >= 10 trials) of |mean reported P - accuracy|
   double ece = 0;               // trial-weighted mean of the same
   double false_culprit_rate = 0; // no-change scenario: share of trials that named a culprit
+  double set_answers = 0;        // share of trials answered with the set the unbuildable commits force
   double alert_runs = 0;         // alert confirmation runs handed to the method per trial (not in mean_runs)
 };
 

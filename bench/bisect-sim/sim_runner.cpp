@@ -18,6 +18,8 @@ const char* to_string(MethodKind method) {
     return "bcb";
   case MethodKind::bcb_min_runs:
     return "bcb_min_runs";
+  case MethodKind::bcb_no_prebuild:
+    return "bcb_no_prebuild";
   case MethodKind::bcb_verified:
     return "bcb+verify10";
   case MethodKind::fixed3:
@@ -165,6 +167,11 @@ TrialResult Lab::ledger() const {
 
 namespace {
 
+bool is_bcb(MethodKind method) {
+  return method == MethodKind::bcb || method == MethodKind::bcb_min_runs || method == MethodKind::bcb_no_prebuild ||
+         method == MethodKind::bcb_verified;
+}
+
 bisect::Settings settings_for(MethodKind method, const Scenario& sc) {
   bisect::Settings s;
   if (!sc.no_change && std::getenv("BISECT_SIM_NO_ALERT_SHIFT") == nullptr) {
@@ -175,10 +182,11 @@ bisect::Settings settings_for(MethodKind method, const Scenario& sc) {
   s.threshold = 0.02;
   s.delta = 0.01;
   s.verification_pairs = method == MethodKind::bcb_verified ? 10 : 0;
-  bool bcb = method == MethodKind::bcb || method == MethodKind::bcb_min_runs || method == MethodKind::bcb_verified;
+  bool bcb = is_bcb(method);
   s.method = bcb ? bisect::Method::bcb : bisect::Method::classic;
   s.runs_per_visit = method == MethodKind::fixed5 ? 5 : method == MethodKind::fixed10 ? 10 : 3;
   s.cost = {k_build_s, k_boot_s, k_run_s};
+  s.prebuild = method != MethodKind::bcb_no_prebuild; // see docs/bisect-sim.md: the ledger charges builds anyway
   if (method == MethodKind::bcb_min_runs) {
     s.cost = {0, 0, k_run_s}; // minimize runs: builds and boots cost nothing to the chooser (not to the ledger)
   }
@@ -186,8 +194,7 @@ bisect::Settings settings_for(MethodKind method, const Scenario& sc) {
 }
 
 bisect::Step call_method(MethodKind method, const bisect::Problem& problem) {
-  if (method == MethodKind::bcb || method == MethodKind::bcb_min_runs || method == MethodKind::bcb_verified ||
-      method == MethodKind::lkp) {
+  if (is_bcb(method) || method == MethodKind::lkp) {
     return bisect::next_step(problem);
   }
   std::string error;
@@ -270,6 +277,50 @@ bisect::Step bisect_chain(const World& world, Lab& lab, const std::vector<std::s
   return stuck;
 }
 
+// The set answer the data can force when the culprit's nearest relevant predecessors fail to build: the culprit
+// and those predecessors (irrelevant commits are never members). Empty when nothing forces a set.
+std::vector<std::size_t> forced_set(const World& world, const std::vector<std::size_t>& ids, std::size_t culprit_at) {
+  std::vector<std::size_t> set{culprit_at};
+  for (std::size_t i = culprit_at; i-- > 1;) {
+    if (!world.relevant(ids[i])) {
+      continue;
+    }
+    if (!world.unbuildable(ids[i])) {
+      break;
+    }
+    set.insert(set.begin(), i);
+  }
+  return set.size() > 1 ? set : std::vector<std::size_t>{};
+}
+
+// What a method's final step answered: the culprit (found), or, for an ambiguous verdict, the culprit when the
+// credible set is exactly the set the unbuildable commits force (git bisect's "could be any of").
+struct Answer {
+  std::optional<std::size_t> culprit;
+  double p = 0;
+  bool set = false;
+};
+
+Answer answer_of(const World& world, const std::vector<std::size_t>& ids, const bisect::Step& step) {
+  Answer a;
+  if (step.verdict == bisect::Verdict::found && step.culprit) {
+    a.culprit = ids[*step.culprit];
+    a.p = step.p_culprit;
+  }
+  if (step.verdict == bisect::Verdict::ambiguous && world.culprit()) {
+    auto at = std::find(ids.begin(), ids.end(), *world.culprit());
+    if (at != ids.end() && !step.credible_set.empty() &&
+        step.credible_set == forced_set(world, ids, static_cast<std::size_t>(at - ids.begin()))) {
+      a.culprit = *world.culprit();
+      a.set = true;
+      for (std::size_t i : step.credible_set) {
+        a.p += step.posterior[i];
+      }
+    }
+  }
+  return a;
+}
+
 } // namespace
 
 TrialResult run_trial(const World& world, MethodKind method) {
@@ -281,38 +332,34 @@ TrialResult run_trial(const World& world, MethodKind method) {
   for (std::size_t i = 0; i <= sc.n; ++i) {
     mainline[i] = i;
   }
-  std::optional<std::size_t> answer;
-  double p = 0;
+  Answer answer;
   if (method == MethodKind::pinpoint) {
     auto culprits = run_pinpoint(world, lab, mainline);
     if (culprits.size() == 1) {
-      answer = culprits.front();
-      p = 1.0; // Pinpoint reports no probability; counted as a certain claim for calibration
+      answer.culprit = culprits.front();
+      answer.p = 1.0; // Pinpoint reports no probability; counted as a certain claim for calibration
     }
   } else {
-    auto step = bisect_chain(world, lab, mainline, method);
-    if (step.verdict == bisect::Verdict::found && step.culprit) {
-      answer = mainline[*step.culprit];
-      p = step.p_culprit;
-    }
+    answer = answer_of(world, mainline, bisect_chain(world, lab, mainline, method));
   }
   // The culprit is a merge: recurse into its branch with the merge base as good and the branch tip as bad.
-  for (std::size_t b = 0; answer && b < world.branches().size(); ++b) {
-    if (world.branches()[b].first != *answer || method == MethodKind::pinpoint) {
+  for (std::size_t b = 0; answer.culprit && !answer.set && b < world.branches().size(); ++b) {
+    if (world.branches()[b].first != *answer.culprit || method == MethodKind::pinpoint) {
       continue;
     }
     std::vector<std::size_t> branch{world.fork_of(b)};
     branch.insert(branch.end(), world.branches()[b].second.begin(), world.branches()[b].second.end());
-    auto step = bisect_chain(world, lab, branch, method);
-    if (step.verdict == bisect::Verdict::found && step.culprit) {
-      answer = branch[*step.culprit];
-      p *= step.p_culprit;
+    Answer inner = answer_of(world, branch, bisect_chain(world, lab, branch, method));
+    if (inner.culprit) {
+      inner.p *= answer.p;
+      answer = inner;
     }
   }
   TrialResult r = lab.ledger();
-  r.reported_culprit = answer.has_value();
-  r.p_reported = p;
-  r.correct = world.culprit() ? answer == world.culprit() : !answer;
+  r.reported_culprit = answer.culprit.has_value();
+  r.p_reported = answer.p;
+  r.set_answer = answer.set;
+  r.correct = world.culprit() ? answer.culprit == world.culprit() : !answer.culprit;
   return r;
 }
 

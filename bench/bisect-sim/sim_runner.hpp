@@ -13,12 +13,13 @@
 
 namespace bisectd::sim {
 
-enum class MethodKind { bcb, bcb_min_runs, bcb_verified, fixed3, fixed5, fixed10, lkp, pinpoint };
+enum class MethodKind { bcb, bcb_min_runs, bcb_no_prebuild, bcb_verified, fixed3, fixed5, fixed10, lkp, pinpoint };
 const char* to_string(MethodKind method);
 
 struct TrialResult {
   bool correct = false;           // exact culprit (or, without a culprit, no culprit reported)
-  bool reported_culprit = false;  // verdict found
+  bool reported_culprit = false;  // verdict found, or the set the unbuildable commits force (set_answer)
+  bool set_answer = false;        // answered "the first bad commit could be any of" that forced set
   double p_reported = 0;          // the method's P(culprit) for its answer
   int runs = 0, builds = 0, rounds = 0; // the bisection's own (alert runs not included)
   int alert_runs = 0;                     // confirmation runs the alert handed over (not counted in runs)

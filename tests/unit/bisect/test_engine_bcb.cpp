@@ -229,6 +229,25 @@ TEST_CASE("bisect::bcb asks a lone machine for one run at a time", "[bisect][bcb
   }
 }
 
+TEST_CASE("bisect::bcb charges a new build's time only when nothing prebuilds it", "[bisect][bcb]") {
+  // One good run at commit 60, still installed; the posterior's middle lies near 130, not built. A rerun at 60
+  // costs run_s; the middle costs a boot and a run, plus a (huge) build unless a build slot prebuilds it.
+  auto p = chain_of(200);
+  add_endpoint_runs(p, {0u, 0u, 199u, 199u});
+  p.samples.push_back({60, 1000.0, "b60", 10, false});
+  p.settings.installed = {60};
+  p.settings.cost = {1e6, 180, 300};
+  p.settings.prebuild = true;
+  auto prebuilt = next_step(p);
+  REQUIRE(prebuilt.picks.size() == 1);
+  CHECK(prebuilt.picks[0].commit > 100);
+  CHECK(prebuilt.picks[0].commit < 170);
+  p.settings.prebuild = false;
+  auto charged = next_step(p);
+  REQUIRE(charged.picks.size() == 1);
+  CHECK(charged.picks[0].commit == 60);
+}
+
 TEST_CASE("bisect::bcb replicates a single run at the boundary before naming the culprit", "[bisect][bcb]") {
   // A 20 % drop at commit 5, every other commit measured twice, 4 and 5 once: the posterior is sure, but one
   // outlier run could have placed the step there, so each side of the boundary gets a second run first.

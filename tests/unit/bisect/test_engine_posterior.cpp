@@ -152,3 +152,35 @@ TEST_CASE("bisect::bcb boot-to-boot variance adds to the history's run sigma", "
   }
   CHECK(boot_weight > 0.5);
 }
+
+TEST_CASE("bisect::bcb robust units weigh a far run by how likely it is a regular one", "[bisect][bcb]") {
+  // Endpoints with 9 runs each (levels 1000 and 935, +-3 % spread), one endpoint run 10 sigmas out (heavy tail),
+  // and one run each at commits 3 (near the good level) and 5 (12 sigmas below the bad level).
+  auto p = chain_of(10);
+  const double spread[9] = {0, 0.02, -0.02, 0.035, -0.035, 0.01, -0.01, 0.028, -0.028};
+  for (double e : spread) {
+    add(p, 0, 1000 * std::exp(e));
+    add(p, 9, 935 * std::exp(e));
+  }
+  add(p, 0, 1000 * std::exp(0.3));
+  add(p, 3, 1000 * std::exp(0.01));
+  add(p, 5, 935 * std::exp(-0.36));
+  std::string error;
+  auto data = make_chain_data(p, error);
+  REQUIRE(data);
+  REQUIRE(looks_heavy_tailed(*data));
+  auto weight_at = [](const std::vector<BcbUnit>& units, std::size_t pos) {
+    double n = 0;
+    for (const auto& u : units) {
+      n += u.pos == pos ? u.n : 0.0;
+    }
+    return n;
+  };
+  auto plain = make_units(*data, false);
+  auto robust = make_units(*data, true);
+  CHECK(weight_at(plain, 5) == 1.0);
+  CHECK(weight_at(robust, 5) < 0.01);
+  CHECK(weight_at(robust, 3) > 0.95);
+  CHECK(weight_at(robust, 0) < 9.1); // the far endpoint run counts for (almost) nothing of its build's 10
+  CHECK(weight_at(robust, 0) > 8.5);
+}
