@@ -185,6 +185,7 @@ Result<bisect::Problem> BisectionDriver::problem_for(const storage::BisectionRow
     (void)m_context.store->add_event(b.id, std::to_string(dropped) + " of " + std::to_string(chain.size() - 1) +
                                              " commits touch no file the kernel build uses: never built");
   }
+  m_equivalence.apply(m_context, b, job, problem.chain); // identical builds share samples
   return problem;
 }
 
@@ -204,6 +205,7 @@ Status BisectionDriver::advance(storage::BisectionRow b) {
   b.builds = step.builds_used;
   b.p_culprit = step.p_culprit;
   b.result_json = result_json(b, chain, step).dump();
+  b.builds += m_prebuilder.on_step(b, job, problem, step); // prebuilt commits not measured yet are builds too
   if (step.verdict == bisect::Verdict::need_runs) {
     BISECTD_TRY(m_context.store->update_bisection(b));
     return enqueue_picks(b, *job, chain, step, problem.settings.in_flight);
@@ -310,7 +312,7 @@ Status BisectionDriver::finish(storage::BisectionRow& b, const Job& job, const b
   c.credible_set = step.credible_set;
   c.confident = step.verdict == bisect::Verdict::found;
   c.runs = step.runs_used;
-  c.builds = step.builds_used;
+  c.builds = b.builds; // prebuilt commits never measured included
   if (!merge.empty() && step.verdict == bisect::Verdict::no_change) {
     c.culprit_sha = merge; // the merged branch alone does not regress: the merge itself is the culprit
     c.confident = true;

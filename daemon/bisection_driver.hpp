@@ -3,7 +3,9 @@
 // the pure engine (bisect/), and its picks become queued test requests. A restart therefore loses nothing.
 
 #include "daemon/bisection_priors.hpp"
+#include "daemon/build_equivalence.hpp"
 #include "daemon/context.hpp"
+#include "daemon/prebuilder.hpp"
 #include "daemon/reporter.hpp"
 
 #include <map>
@@ -26,6 +28,9 @@ public:
   // Advances every running bisection (io thread).
   void advance_all();
 
+  // Builds the likely next picks while rounds wait for their runs (Daemon::start_visit tells it about visits).
+  Prebuilder& prebuilder() { return m_prebuilder; }
+
   // The searched chain of a bisection (cached; recomputed from git when the range changes).
   Result<std::vector<std::string>> chain(const storage::BisectionRow& b);
 
@@ -46,6 +51,8 @@ private:
   std::map<std::int64_t, std::pair<std::string, std::vector<std::string>>> m_chains; // id -> (range key, chain)
   HistoryCache m_history;
   std::set<std::pair<std::int64_t, std::string>> m_relevance_told; // (id, range) whose event was written
+  BuildEquivalence m_equivalence; // commits whose builds are identical (same fingerprint) share samples
+  Prebuilder m_prebuilder{m_context};
 };
 
 } // namespace bisectd::daemon

@@ -179,6 +179,7 @@ void Daemon::start_visit(std::size_t index, storage::RequestRow request) {
     slot.current = request.commit;
   }
   ++m_visits;
+  m_bisections->prebuilder().on_visit(request); // a speculative build never delays a visit
   spdlog::info("request {}: {} {} x{} on {}", request.id, request.purpose, base::short_sha(request.commit),
                request.runs, slot.machine->spec().name);
   asio::post(m_lab_pool, [this, index, request] {

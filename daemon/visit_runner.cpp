@@ -30,37 +30,15 @@ bool may_retry(const storage::RequestRow& request) { return request.attempts < k
 
 Result<kbuild::BuildResult> build_commit(Context& context, const Job& job, const storage::RequestRow& request) {
   auto recipe = recipe_for(job, request.variant);
-  kbuild::BuildRequest build{request.tree, request.commit, context.trees->worktree_dir(request.tree), recipe,
-                             &context.stopping};
   BISECTD_TRY_ASSIGN(auto hash, recipe.hash());
   if (auto stored = context.build_store->lookup(request.commit, hash)) {
     return *stored; // never rebuilt, never checked out again
   }
   std::lock_guard lock(context.trees->worktree_lock(request.tree));
-  BISECTD_TRY(context.trees->with_repo(request.tree, [&](vcs::Repository& repo) {
-    return repo.checkout(request.commit, build.worktree);
-  }));
-  spdlog::info("build {} {} for job {}{}", request.tree, base::short_sha(request.commit), job.name,
-               request.variant.empty() ? "" : " (" + request.variant + ")");
-  kbuild::BuildResult result;
-  if (recipe.kind == kbuild::RecipeKind::kernel) {
-    kbuild::KernelBuilder builder(*context.build_store, context.config.cache_dir / "kbuild");
-    BISECTD_TRY_ASSIGN(result, builder.build(build));
-  } else {
-    kbuild::CommandBuilder builder(*context.build_store);
-    BISECTD_TRY_ASSIGN(result, builder.build(build));
+  if (auto stored = context.build_store->lookup(request.commit, hash)) {
+    return *stored; // built while this visit waited for the worktree (a prebuild of the same commit)
   }
-  if (!result.reused) {
-    if (result.outcome == kbuild::BuildOutcome::ok) {
-      context.costs.add_build(job.name, result.seconds);
-    }
-    (void)context.store->record_build(job.name, request.commit, request.variant,
-                                      result.outcome == kbuild::BuildOutcome::ok       ? "ok"
-                                      : result.outcome == kbuild::BuildOutcome::failed ? "failed"
-                                                                                       : "infra",
-                                      result.seconds, result.log_path.string());
-  }
-  return result;
+  return build_in_worktree(context, job, request.tree, request.commit, request.variant, &context.stopping);
 }
 
 std::vector<storage::SampleRow> to_samples(const storage::RequestRow& request, const std::string& machine,
@@ -89,7 +67,7 @@ std::vector<storage::SampleRow> to_samples(const storage::RequestRow& request, c
 RequestOutcome handle_build_outcome(Context& context, const Job& job, const storage::RequestRow& request,
                                     const kbuild::BuildResult& build) {
   if (build.outcome == kbuild::BuildOutcome::failed) {
-    (void)context.store->add_flag(job.name, request.commit, request.variant, "unbuildable", build.message);
+    flag_unbuildable(context, job.name, request.commit, request.variant, build.message);
     return fail(context, request, Error{ErrorCode::build_failed, build.message}, false);
   }
   return fail(context, request, Error{ErrorCode::infra, "build: " + build.message}, may_retry(request));
@@ -141,6 +119,42 @@ kbuild::Recipe recipe_for(const Job& job, const std::string& variant) {
   return recipe;
 }
 
+Result<kbuild::BuildResult> build_in_worktree(Context& context, const Job& job, const std::string& tree,
+                                             const std::string& commit, const std::string& variant,
+                                             const std::atomic<bool>* cancel) {
+  auto recipe = recipe_for(job, variant);
+  kbuild::BuildRequest build{tree, commit, context.trees->worktree_dir(tree), recipe, cancel};
+  BISECTD_TRY(context.trees->with_repo(tree, [&](vcs::Repository& repo) {
+    return repo.checkout(commit, build.worktree);
+  }));
+  spdlog::info("build {} {} for job {}{}", tree, base::short_sha(commit), job.name,
+               variant.empty() ? "" : " (" + variant + ")");
+  kbuild::BuildResult result;
+  if (recipe.kind == kbuild::RecipeKind::kernel) {
+    kbuild::KernelBuilder builder(*context.build_store, context.config.cache_dir / "kbuild");
+    BISECTD_TRY_ASSIGN(result, builder.build(build));
+  } else {
+    kbuild::CommandBuilder builder(*context.build_store);
+    BISECTD_TRY_ASSIGN(result, builder.build(build));
+  }
+  if (!result.reused) {
+    if (result.outcome == kbuild::BuildOutcome::ok) {
+      context.costs.add_build(job.name, result.seconds);
+    }
+    (void)context.store->record_build(job.name, commit, variant,
+                                      result.outcome == kbuild::BuildOutcome::ok       ? "ok"
+                                      : result.outcome == kbuild::BuildOutcome::failed ? "failed"
+                                                                                       : "infra",
+                                      result.seconds, result.log_path.string());
+  }
+  return result;
+}
+
+void flag_unbuildable(Context& context, const std::string& job, const std::string& commit, const std::string& variant,
+                      const std::string& message) {
+  (void)context.store->add_flag(job, commit, variant, "unbuildable", message);
+}
+
 RequestOutcome run_request(Context& context, MachineSlot& slot, const storage::RequestRow& request) {
   auto job = context.jobs->get(request.job);
   if (!job) {
@@ -155,6 +169,9 @@ RequestOutcome run_request(Context& context, MachineSlot& slot, const storage::R
     return handle_build_outcome(context, **job, request, *build);
   }
   (void)context.store->set_request_state(request.id, "running");
+  if (context.wake) {
+    context.wake(); // the tree's build slot is free now: the scheduler may prebuild the next round's picks
+  }
   auto log_dir = context.config.data_dir / "logs" / ("request-" + std::to_string(request.id));
   (void)base::make_dirs(log_dir);
   lab::VisitRequest visit_request{request.commit, build->artifact_dir, build->kernel_release, (*job)->run,

@@ -75,6 +75,7 @@ std::string render(const BuildResult& result, const std::filesystem::path& dir) 
   text += "\nlog " + store_path(result.log_path, dir);
   text += "\nartifact_dir " + store_path(result.artifact_dir, dir);
   text += "\nmessage " + one_line(result.message);
+  text += "\nfingerprint " + one_line(result.fingerprint);
   return text + "\n";
 }
 
@@ -102,6 +103,7 @@ std::optional<BuildResult> parse(const std::string& text, const std::filesystem:
   result.log_path = load_path(fields["log"], dir);
   result.artifact_dir = load_path(fields["artifact_dir"], dir);
   result.message = fields["message"];
+  result.fingerprint = fields["fingerprint"]; // absent in results stored before fingerprints: unknown
   result.reused = true;
   return result;
 }

@@ -55,6 +55,7 @@ struct BuildResult {
   std::filesystem::path log_path;     // the build log, kept in every outcome
   std::string kernel_release;         // kernel recipe: the `uname -r` the built kernel will print
   std::string message;                // one line: why it failed
+  std::string fingerprint;            // ok builds: kbuild/fingerprint.hpp digest of the binary; empty = unknown
   double seconds = 0;                 // wall time of the build (0 when reused)
   bool reused = false;                // true when taken from the build store without building
 };

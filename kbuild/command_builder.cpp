@@ -3,6 +3,7 @@
 #include "base/fs.hpp"
 #include "base/process.hpp"
 #include "base/strings.hpp"
+#include "kbuild/fingerprint.hpp"
 
 #include <fstream>
 #include <spdlog/spdlog.h>
@@ -129,6 +130,11 @@ Status collect_artifacts(const BuildRequest& request, const fs::path& dir, Build
     }
   }
   result.artifact_dir = into;
+  auto fingerprint = artifacts_fingerprint(into, request.recipe.artifacts);
+  if (!fingerprint) {
+    spdlog::warn("build {}: no fingerprint: {}", base::short_sha(request.commit), fingerprint.error().message);
+  }
+  result.fingerprint = fingerprint.value_or("");
   return {};
 }
 

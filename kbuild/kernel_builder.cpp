@@ -5,6 +5,7 @@
 #include "base/fs.hpp"
 #include "base/hash.hpp"
 #include "base/strings.hpp"
+#include "kbuild/fingerprint.hpp"
 #include "kbuild/kernel_failure.hpp"
 #include "kbuild/kernel_make.hpp"
 #include "kbuild/relevance.hpp"
@@ -162,8 +163,45 @@ Result<Step> configure(const KernelMake& make, const Recipe& recipe, const std::
   return step;
 }
 
-// Copies the boot image, config and System.map (and a modules tarball) into the store's artifact dir.
-Status collect_artifacts(const KernelMake& make, const Recipe& recipe, const fs::path& artifacts) {
+// The fingerprint of the linked vmlinux (bzImage is compressed: its release stamp cannot be masked), taken from
+// the build dir before the next build overwrites it. Empty (unknown) when it cannot be read: the build stays ok.
+std::string vmlinux_fingerprint(const fs::path& objdir, const std::vector<std::string>& stamps) {
+  auto started = std::chrono::steady_clock::now();
+  auto fingerprint = kernel_fingerprint(objdir / "vmlinux", stamps);
+  if (!fingerprint) {
+    spdlog::warn("kbuild: no fingerprint: {}", fingerprint.error().message);
+    return "";
+  }
+  spdlog::debug("kbuild: fingerprint of {} in {:.2f}s: {}", (objdir / "vmlinux").string(),
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(), *fingerprint);
+  return *fingerprint;
+}
+
+// Installs the modules into a staging dir and packs them as modules.tar.gz. Returns the fingerprint of the
+// installed tree (modules change code that vmlinux does not show), empty when unknown.
+Result<std::string> collect_modules(const KernelMake& make, const fs::path& artifacts,
+                                    const std::vector<std::string>& stamps) {
+  auto staging = artifacts / "modules.staging";
+  BISECTD_TRY_ASSIGN(auto step, make_step(make, {"INSTALL_MOD_PATH=" + staging.string(), "modules_install"}, 0));
+  if (step.outcome != BuildOutcome::ok) {
+    return make_error(ErrorCode::infra, "kernel artifacts: " + step.message);
+  }
+  base::Command tar;
+  tar.argv = {"tar", "-czf", (artifacts / "modules.tar.gz").string(), "-C", staging.string(), "."};
+  BISECTD_TRY(base::run_checked(tar, ErrorCode::io));
+  auto fingerprint = tree_fingerprint(staging, stamps);
+  if (!fingerprint) {
+    spdlog::warn("kbuild: no fingerprint of the modules: {}", fingerprint.error().message);
+  }
+  std::error_code ec;
+  fs::remove_all(staging, ec);
+  return fingerprint.value_or("");
+}
+
+// Copies the boot image, config and System.map (and a modules tarball) into the store's artifact dir, and sets
+// `fingerprint` to the binary's (kbuild/fingerprint.hpp; empty when unknown) with the release stamps masked.
+Status collect_artifacts(const KernelMake& make, const Recipe& recipe, const fs::path& artifacts,
+                         const std::string& release, std::string& fingerprint) {
   BISECTD_TRY_ASSIGN(auto arch, kernel_arch(recipe.arch));
   BISECTD_TRY(base::make_dirs(artifacts));
   std::vector<std::pair<fs::path, std::string>> files{
@@ -177,19 +215,16 @@ Status collect_artifacts(const KernelMake& make, const Recipe& recipe, const fs:
       return make_error(ErrorCode::io, "kernel artifacts: cannot copy " + from.string() + ": " + ec.message());
     }
   }
+  std::vector<std::string> stamps{make.localversion};
+  if (!release.empty()) {
+    stamps.push_back(release);
+  }
+  fingerprint = vmlinux_fingerprint(make.objdir, stamps);
   if (!recipe.modules) {
     return {};
   }
-  auto staging = artifacts / "modules.staging";
-  BISECTD_TRY_ASSIGN(auto step, make_step(make, {"INSTALL_MOD_PATH=" + staging.string(), "modules_install"}, 0));
-  if (step.outcome != BuildOutcome::ok) {
-    return make_error(ErrorCode::infra, "kernel artifacts: " + step.message);
-  }
-  base::Command tar;
-  tar.argv = {"tar", "-czf", (artifacts / "modules.tar.gz").string(), "-C", staging.string(), "."};
-  BISECTD_TRY(base::run_checked(tar, ErrorCode::io));
-  std::error_code ec;
-  fs::remove_all(staging, ec);
+  BISECTD_TRY_ASSIGN(auto modules, collect_modules(make, artifacts, stamps));
+  fingerprint = fingerprint.empty() || modules.empty() ? "" : sha256_hex(fingerprint + " modules " + modules);
   return {};
 }
 
@@ -303,7 +338,7 @@ Result<BuildResult> KernelBuilder::build_locked(const BuildRequest& request, con
     BISECTD_TRY_ASSIGN(step, compile(make, recipe, result.kernel_release));
   }
   if (step.outcome == BuildOutcome::ok) {
-    BISECTD_TRY(collect_artifacts(make, recipe, dir / "artifacts"));
+    BISECTD_TRY(collect_artifacts(make, recipe, dir / "artifacts", result.kernel_release, result.fingerprint));
     BISECTD_TRY(record_used_sources(objdir, srctree, dir / "artifacts"));
     result.artifact_dir = dir / "artifacts";
   }

@@ -33,6 +33,14 @@ base::Command make_command(const KernelMake& make, std::vector<std::string> argv
 
 constexpr std::chrono::seconds k_progress_interval{60};
 
+// UTS_VERSION ("#1 SMP PREEMPT_DYNAMIC <timestamp>", `uname -v`) is fixed, as are user and host: otherwise the
+// build number (.version, incremented per link) and the build time would make every build's binary unique, and
+// commits with identical code could not be recognised by their fingerprints (kbuild/fingerprint.hpp). bisectd never
+// reads the build time from the banner; `uname -r` (the LOCALVERSION stamp) is what tells builds apart. The
+// timestamp must be `date -d` parsable (initramfs and kheaders use it as an mtime).
+constexpr std::string_view k_build_timestamp = "2000-01-01 00:00:00 UTC";
+constexpr std::string_view k_build_version = "1";
+
 // The last non-empty line of `log` (make's latest "CC mm/memory.o"), read from its last 4 KiB.
 std::string last_line(const fs::path& log) {
   std::ifstream in(log, std::ios::binary | std::ios::ate);
@@ -69,7 +77,9 @@ std::vector<std::string> make_argv(const KernelMake& make, const std::vector<std
   std::vector<std::string> argv{"make", "-C", make.worktree.string(), "O=" + make.objdir.string(),
                                 "ARCH=" + make.arch, "CC=" + make.compiler, "HOSTCC=gcc",
                                 "LOCALVERSION=" + make.localversion, "KBUILD_BUILD_USER=bisectd",
-                                "KBUILD_BUILD_HOST=bisectd"};
+                                "KBUILD_BUILD_HOST=bisectd",
+                                "KBUILD_BUILD_TIMESTAMP=" + std::string(k_build_timestamp),
+                                "KBUILD_BUILD_VERSION=" + std::string(k_build_version)};
   if (!make.kcflags.empty()) {
     argv.push_back("KCFLAGS=" + make.kcflags);
   }

@@ -8,6 +8,23 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import check, git, make_repo, run, wait_for, write_job  # noqa: E402
 
 
+def check_prebuild_reused(env, show):
+    """While a round waited for its run, a likely next pick was prebuilt; a later visit of it reused the build:
+    the daemon logged a build of that commit once (the prebuild's) although the bisection tested it afterwards."""
+    events = [e["message"] for e in show["events"]]
+    with open(env.log_path) as f:
+        log = f.read()
+    reused = []
+    for i, message in enumerate(events):
+        words = message.split()
+        if words[0] == "prebuild" and ": built in" in message:
+            sha = words[1].rstrip(":")
+            tested_later = any(m.startswith(f"test {sha} ") for m in events[i + 1:])
+            if tested_later and log.count(f"build demo {sha} ") == 1:
+                reused.append(sha)
+    check(reused, "no prebuilt commit was tested later with its build reused; events:\n" + "\n".join(events))
+
+
 def test(env):
     repo = os.path.join(env.dir, "repo")
     shas = make_repo(repo, "--split-at", "8")
@@ -34,6 +51,12 @@ def test(env):
     check(show["state"] == "found", f"state: {show['state']}")
     check(show["culprit"] == shas["culprit"], f"culprit {show['culprit']} != planted {shas['culprit']}")
     check(show["runs"] > 0 and show["builds"] > 0, f"runs/builds: {show}")
+    # Most commits only add notes: their bench binary equals a neighbour's, so they share its samples (issue 3.7).
+    events = [e["message"] for e in show.get("events", [])]
+    identical = [e for e in events if "builds identical to" in e]
+    print("pipeline: " + ("\n  ".join(identical) or "no identical builds"))
+    check(identical, f"no commit was found to build identically to its neighbour: {events}")
+    check_prebuild_reused(env, show)
 
     wait_for(lambda: len(env.mails()) >= 1, 120, "no mail arrived at the SMTP server")
     mails = env.mails()

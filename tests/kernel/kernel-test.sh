@@ -130,6 +130,19 @@ plain_make "$one_file" || fail "plain make failed"
 plain=$(elapsed "$start")
 echo "timing: one-file incremental rebuild: KernelBuilder ${ours}s, plain make ${plain}s"
 
+note "a documentation-only commit builds a kernel identical to its parent's but for the version stamp"
+docs=$(git -C "$root/tree.git" rev-list --reverse "$base..$planted" | sed -n 1p) # docs: sysctl/vm
+[[ -n $(git -C "$root/tree.git" diff --name-only "$base" "$docs" | grep -v '^Documentation/') ]] &&
+  fail "the first commit after the base is not documentation-only"
+checkout "$base"
+build "$base" "$tmp/build-base-again" "$tmp/store-fingerprint"
+checkout "$docs"
+build "$docs" "$tmp/build-docs" "$tmp/store-fingerprint"
+expect "$tmp/build-docs" outcome ok
+[[ -n $(value fingerprint "$tmp/build-docs") ]] || fail "the docs build has no fingerprint"
+expect "$tmp/build-docs" fingerprint "$(value fingerprint "$tmp/build-base-again")"
+echo "fingerprint: base and docs-only commit both $(value fingerprint "$tmp/build-docs")"
+
 note "the planted commit slows page_fault down"
 parent=$(git -C "$root/tree.git" rev-parse "$planted~1")
 for commit in "$parent" "$planted"; do
@@ -138,6 +151,12 @@ for commit in "$parent" "$planted"; do
   expect "$tmp/build-$commit" outcome ok
 done
 # Both kernels boot at the same time, so host load (TCG is CPU-bound) hits both alike.
+if [[ -n $(value fingerprint "$tmp/build-$parent") && -n $(value fingerprint "$tmp/build-$planted") ]]; then
+  [[ $(value fingerprint "$tmp/build-$parent") != "$(value fingerprint "$tmp/build-$planted")" ]] ||
+    fail "the planted commit's kernel has its parent's fingerprint"
+else # reused from a store written before builds had fingerprints (a warm cache of an older bisectd)
+  echo "fingerprint: planted vs parent not compared (stored builds without fingerprints)"
+fi
 for commit in "$parent" "$planted"; do
   boot "$commit" "$tmp/bench-$commit" --name "qemu-${commit:0:6}" --release "6.1.192-g${commit:0:12}" --runs 3 \
     -- page_fault --seconds 2 &

@@ -107,7 +107,7 @@ int run_build(const Args& args) {
   std::cout << "outcome: " << outcome_name(result->outcome) << "\nreused: " << (result->reused ? "yes" : "no")
             << "\nseconds: " << result->seconds << "\nkernel_release: " << result->kernel_release
             << "\nartifact_dir: " << result->artifact_dir.string() << "\nlog: " << result->log_path.string()
-            << "\nmessage: " << result->message << "\n";
+            << "\nmessage: " << result->message << "\nfingerprint: " << result->fingerprint << "\n";
   return 0;
 }
 
