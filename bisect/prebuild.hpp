@@ -15,8 +15,10 @@ namespace bisectd::bisect {
 // interval between the commits in flight (their posterior CDF values split [0, 1]), the pickable commit nearest
 // to the interval's CDF midpoint, ordered by the interval's mass; with nothing in flight, the midpoints
 // (2j - 1) / (2(K + 1)) of the K-machine round's intervals. Never a built, in-flight, skipped, irrelevant or
-// non-canonical commit. Empty for the classic method, an invalid problem, a spent build budget, or once the
-// posterior names a culprit or "no change" with P >= 1 - delta (what follows is verification, on built commits).
+// non-canonical commit. Empty while `max_count` built commits without samples still wait inside the posterior's
+// bulk (earlier prebuilds the search may yet pick; more would mostly be builds nobody runs), for the classic
+// method, an invalid problem, a spent build budget, or once the posterior names a culprit or "no change" with
+// P >= 1 - delta (what follows is verification, on built commits).
 std::vector<std::size_t> prebuild_candidates(const Problem& problem, int max_count);
 
 } // namespace bisectd::bisect

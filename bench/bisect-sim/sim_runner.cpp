@@ -3,6 +3,7 @@
 #include "bisect/classic.hpp"
 #include "bisect/detect.hpp"
 #include "bisect/engine_data.hpp"
+#include "bisect/prebuild.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -76,7 +77,20 @@ bool Lab::dispatch(const Job& job) {
   pick->busy = true;
   pick->job_id = job.id;
   pick->pending.clear();
+  settle_prebuild();
+  if (m_prebuild && m_prebuild->id == job.id) {
+    t += m_prebuild->ready_at - m_now; // the machine waits for the prebuild of its commit
+    ++m_builds;
+    (m_world.unbuildable(job.id) ? m_failed : m_built).insert(job.id);
+    m_prebuild.reset();
+    if (m_failed.contains(job.id)) {
+      pick->busy_until = m_now + t;
+      m_machine_s += t;
+      return true;
+    }
+  }
   if (!m_built.contains(job.id)) {
+    m_prebuild.reset(); // the machine's own build needs the worktree: the prebuild is cancelled
     t += k_build_s;
     ++m_builds;
     if (m_world.unbuildable(job.id)) {
@@ -104,6 +118,22 @@ bool Lab::dispatch(const Job& job) {
   pick->busy_until = m_now + t;
   m_machine_s += t;
   return true;
+}
+
+void Lab::prebuild(std::size_t id) {
+  settle_prebuild();
+  if (!m_prebuild && !m_built.contains(id) && !m_failed.contains(id)) {
+    m_prebuild = Prebuild{id, m_now + k_build_s};
+  }
+}
+
+void Lab::settle_prebuild() {
+  if (!m_prebuild || m_now < m_prebuild->ready_at) {
+    return;
+  }
+  ++m_builds;
+  (m_world.unbuildable(m_prebuild->id) ? m_failed : m_built).insert(m_prebuild->id);
+  m_prebuild.reset();
 }
 
 void Lab::seed_alert(std::size_t good, std::size_t bad, int visits, int runs_per_visit) {
@@ -144,6 +174,7 @@ bool Lab::advance() {
     return false;
   }
   m_now = std::max(m_now, next->busy_until);
+  settle_prebuild();
   next->busy = false;
   m_visible.insert(m_visible.end(), next->pending.begin(), next->pending.end());
   next->pending.clear();
@@ -212,6 +243,17 @@ std::vector<std::size_t> indices_of(const std::vector<std::size_t>& ids, const s
   return out;
 }
 
+// The daemon's prebuilder: while the round just dispatched runs, the build slot builds the likeliest next pick.
+void prebuild_next(Lab& lab, const std::vector<std::size_t>& ids, bisect::Problem& problem) {
+  if (problem.settings.method != bisect::Method::bcb || !problem.settings.prebuild) {
+    return;
+  }
+  problem.settings.in_flight = indices_of(ids, lab.running());
+  for (std::size_t i : bisect::prebuild_candidates(problem, 2)) { // as daemon/prebuilder.cpp asks
+    lab.prebuild(ids[i]); // the slot takes the first; the second waits for a later round
+  }
+}
+
 // Runs the engine over the chain `ids` until a verdict; returns the final step.
 bisect::Step bisect_chain(const World& world, Lab& lab, const std::vector<std::size_t>& ids, MethodKind method) {
   bisect::Problem problem;
@@ -268,6 +310,7 @@ bisect::Step bisect_chain(const World& world, Lab& lab, const std::vector<std::s
     for (const auto& p : step.picks) {
       lab.dispatch({ids[p.commit], p.runs, p.verification, p.fresh_boot});
     }
+    prebuild_next(lab, ids, problem);
     if (lab.idle() == 0 || lab.running().size() > 0) {
       lab.advance();
     }

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -53,6 +54,10 @@ public:
   // nothing stays installed.
   void seed_alert(std::size_t good, std::size_t bad, int visits, int runs_per_visit);
   int alert_runs() const { return m_alert_runs; }
+  // Starts building `id` on the lab's build slot (the daemon's prebuilder: one build at a time, off the machines)
+  // unless the slot is busy or `id` is built or known unbuildable. A machine that needs the slot's commit waits
+  // for it; one that must build another commit cancels it (they share the worktree). Counted as a build when done.
+  void prebuild(std::size_t id);
   // Completes the earliest running job; false when nothing runs.
   bool advance();
   std::vector<std::size_t> idle_installed() const; // ids installed on idle machines
@@ -72,8 +77,15 @@ private:
     std::vector<SimSample> pending;
     std::size_t job_id = 0;
   };
+  struct Prebuild {
+    std::size_t id;
+    double ready_at;
+  };
+  void settle_prebuild(); // a prebuild whose time has come is built (or known unbuildable)
+
   const World& m_world;
   std::vector<Machine> m_machines;
+  std::optional<Prebuild> m_prebuild;
   std::set<std::size_t> m_built, m_failed;
   std::map<std::size_t, int> m_visits, m_runs_at;
   std::vector<SimSample> m_visible;

@@ -159,3 +159,14 @@ TEST_CASE("bisect::prebuild stops at the build budget", "[bisect][prebuild]") {
   p.settings.max_builds = 4; // four builds (0, 20, 60, 100) have samples
   CHECK(prebuild_candidates(p, 2).empty());
 }
+
+TEST_CASE("bisect::prebuild waits while earlier prebuilds inside the bracket are unused", "[bisect][prebuild]") {
+  auto p = bracketed();
+  p.settings.in_flight = {40};
+  p.settings.built = {33, 95}; // 33: built, not measured, inside (20, 60]; 95: outside the bracket, dead
+  auto one = prebuild_candidates(p, 2);
+  CHECK(one.size() == 2);
+  CHECK(prebuild_candidates(p, 1).empty()); // one waits already
+  p.settings.built = {33, 47};
+  CHECK(prebuild_candidates(p, 2).empty());
+}
