@@ -157,6 +157,10 @@ Result<pid_t> spawn(const Command& command, ChildIo& io) {
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
 
   std::vector<std::string> argv = command.argv;
+  if (command.idle_priority && find_program("chrt")) {
+    // glibc's posix_spawn accepts only SCHED_OTHER/FIFO/RR, so util-linux's chrt sets SCHED_IDLE and execs.
+    argv.insert(argv.begin(), {"chrt", "--idle", "0"});
+  }
   std::vector<std::string> env = build_environment(command.env);
   auto c_argv = to_c_array(argv);
   auto c_env = to_c_array(env);

@@ -25,6 +25,9 @@ struct Command {
   bool append = false;                           // append to stdout_path/stderr_path instead of truncating
   std::string stdin_data;                        // written to the child's stdin, then closed
   const std::atomic<bool>* cancel = nullptr;     // when set to true, the child is killed (ErrorCode::cancelled)
+  // Run the child (and what it starts) under SCHED_IDLE: it gets a CPU only when nothing else wants one. For
+  // speculative work (prebuilds) that must not slow down, or add noise to, the benchmarks that were asked for.
+  bool idle_priority = false;
   std::size_t capture_limit = 16 * 1024 * 1024;  // captured bytes kept per stream (the tail is dropped)
   // Called every `progress_interval` (> 0) while the child runs, from the waiting thread: long builds say
   // how far they got instead of going silent for minutes.

@@ -17,11 +17,15 @@ namespace {
 using nlohmann::json;
 
 // What the culprit is compared with: its first parent, or when that (and maybe more) was left out as irrelevant
-// to the build or verified implausible (prior 0: the same binary), the nearest predecessor that counts.
+// to the build or verified implausible (prior 0: the same binary), the nearest predecessor that counts; and when
+// that one builds identically to an earlier commit (same_as), the commit whose build and samples it shares.
 std::size_t reference_parent(const std::vector<bisect::Candidate>& chain, std::size_t culprit) {
   std::size_t i = culprit - 1;
   while (i > 0 && chain[i].prior == 0 && !chain[i].skipped) {
     --i;
+  }
+  for (std::size_t hops = 0; chain[i].same_as && *chain[i].same_as < chain.size() && hops < chain.size(); ++hops) {
+    i = *chain[i].same_as;
   }
   return i;
 }

@@ -168,7 +168,7 @@ void Prebuilder::work(const Task& task) {
       finish(task, false);
       return;
     }
-    auto result = build_in_worktree(m_context, *task.job, task.tree, task.commit, "", &m_cancel);
+    auto result = build_in_worktree(m_context, *task.job, task.tree, task.commit, "", &m_cancel, true);
     worktree.unlock();
     if (!result) {
       spdlog::warn("{}: {}", what, result.error().message);

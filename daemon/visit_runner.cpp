@@ -121,9 +121,9 @@ kbuild::Recipe recipe_for(const Job& job, const std::string& variant) {
 
 Result<kbuild::BuildResult> build_in_worktree(Context& context, const Job& job, const std::string& tree,
                                              const std::string& commit, const std::string& variant,
-                                             const std::atomic<bool>* cancel) {
+                                             const std::atomic<bool>* cancel, bool background) {
   auto recipe = recipe_for(job, variant);
-  kbuild::BuildRequest build{tree, commit, context.trees->worktree_dir(tree), recipe, cancel};
+  kbuild::BuildRequest build{tree, commit, context.trees->worktree_dir(tree), recipe, cancel, background};
   BISECTD_TRY(context.trees->with_repo(tree, [&](vcs::Repository& repo) {
     return repo.checkout(commit, build.worktree);
   }));
@@ -138,7 +138,7 @@ Result<kbuild::BuildResult> build_in_worktree(Context& context, const Job& job, 
     BISECTD_TRY_ASSIGN(result, builder.build(build));
   }
   if (!result.reused) {
-    if (result.outcome == kbuild::BuildOutcome::ok) {
+    if (result.outcome == kbuild::BuildOutcome::ok && !background) {
       context.costs.add_build(job.name, result.seconds);
     }
     (void)context.store->record_build(job.name, commit, variant,

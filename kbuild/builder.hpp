@@ -41,6 +41,7 @@ struct BuildRequest {
   std::filesystem::path worktree;
   Recipe recipe;
   const std::atomic<bool>* cancel = nullptr;
+  bool background = false;            // speculative (a prebuild): run the compiler at idle CPU priority
 };
 
 enum class BuildOutcome {

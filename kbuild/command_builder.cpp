@@ -66,6 +66,7 @@ base::Command make_command(const BuildRequest& request, const fs::path& log) {
   cmd.stderr_to_stdout = true;
   cmd.append = true; // after the header line
   cmd.cancel = request.cancel;
+  cmd.idle_priority = request.background;
   return cmd;
 }
 

@@ -245,6 +245,7 @@ KernelMake make_settings(const BuildRequest& request, const fs::path& srctree, c
   make.log = log;
   make.deadline = started + request.recipe.timeout;
   make.cancel = request.cancel;
+  make.idle_priority = request.background;
   return make;
 }
 

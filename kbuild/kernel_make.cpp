@@ -26,6 +26,7 @@ base::Command make_command(const KernelMake& make, std::vector<std::string> argv
   cmd.env = make.env;
   cmd.cwd = make.worktree;
   cmd.cancel = make.cancel;
+  cmd.idle_priority = make.idle_priority;
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(make.deadline - std::chrono::steady_clock::now());
   cmd.timeout = std::max(left, std::chrono::milliseconds(1));
   return cmd;

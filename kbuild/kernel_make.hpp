@@ -26,6 +26,7 @@ struct KernelMake {
   std::filesystem::path log;                       // make's output is appended here
   std::chrono::steady_clock::time_point deadline;  // the recipe timeout, for all calls together
   const std::atomic<bool>* cancel = nullptr;
+  bool idle_priority = false;                      // a background build: SCHED_IDLE (base::Command)
 };
 
 // What an ARCH builds and where the boot image lands.

@@ -1,9 +1,11 @@
 #include "base/process.hpp"
 
 #include "base/fs.hpp"
+#include "base/strings.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <sched.h>
 #include <unistd.h>
 
 using namespace bisectd;
@@ -125,4 +127,21 @@ TEST_CASE("base::run reports progress while a long child runs, captured or not",
   quiet.progress = [&](std::chrono::milliseconds) { ++calls; }; // no interval: never called
   CHECK(base::run(quiet).has_value());
   CHECK(calls == 0);
+}
+
+TEST_CASE("base::run starts an idle-priority child under SCHED_IDLE", "[base]") {
+  // Field 41 of /proc/self/stat is the scheduling policy (SCHED_IDLE = 5, SCHED_OTHER = 0).
+  auto policy_of = [](bool idle) {
+    base::Command cmd;
+    cmd.argv = {"cat", "/proc/self/stat"};
+    cmd.idle_priority = idle;
+    auto status = base::run(cmd);
+    REQUIRE(status);
+    REQUIRE(status->ok());
+    auto fields = base::split(base::trim(status->out.substr(status->out.rfind(')') + 2)), ' ');
+    REQUIRE(fields.size() > 38);
+    return fields[38]; // fields after the command name start at field 3
+  };
+  CHECK(policy_of(true) == std::to_string(SCHED_IDLE));
+  CHECK(policy_of(false) == "0");
 }
