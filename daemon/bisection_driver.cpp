@@ -164,6 +164,13 @@ Result<bisect::Problem> BisectionDriver::problem_for(const storage::BisectionRow
       built.insert(index[s.commit]);
     }
   }
+  if (result.is_object() && result.contains("prebuilt") && result["prebuilt"].is_array()) {
+    for (const auto& sha : result["prebuilt"]) { // built ahead by the prebuilder, not measured yet
+      if (sha.is_string() && index.contains(sha.get<std::string>())) {
+        built.insert(index[sha.get<std::string>()]);
+      }
+    }
+  }
   BISECTD_TRY_ASSIGN(auto requests, m_context.store->requests_for_bisection(b.id));
   int open = 0;
   for (const auto& r : requests) {
