@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <set>
 
 namespace bisectd::bisect {
 
@@ -92,21 +93,27 @@ std::optional<std::vector<Pick>> verification_picks(const BcbContext& ctx, std::
   return picks;
 }
 
-// Replication before `found`: the culprit and its parent each need two runs. The gaussian likelihood takes a
-// lone run at face value, so one outlier at a single-run commit can place the step there with P >= 1 - delta
-// (seen in the outliers5pct scenario); a second run costs run_s on the installed kernel. False when both have two.
+// Replication before `found`: the culprit and its parent each need two runs on two boots. The gaussian likelihood
+// takes a lone run at face value, so one outlier at a single-run commit can place the step there with P >= 1 - delta
+// (seen in the outliers5pct scenario), and runs of one boot share its offset, so two runs of one boot can do the
+// same under boot-to-boot variance (boot_offsets: 97.8 % of 600 trials with two runs; see docs/bisect-sim.md).
+// The missing run is taken on a fresh boot. False when both have two runs on two boots.
 bool replicate_picks(const BcbContext& ctx, std::size_t parent, std::size_t culprit, Step& step) {
   const auto& s = ctx.problem->settings;
   bool missing = false;
   for (std::size_t b : {parent, culprit}) {
-    if (ctx.data->at(b).size() >= 2) {
+    std::set<std::size_t> boots;
+    for (const auto& sample : ctx.data->at(b)) {
+      boots.insert(sample.boot);
+    }
+    if (ctx.data->at(b).size() >= 2 && boots.size() >= 2) {
       continue;
     }
     missing = true;
     if (!contains(s.in_flight, b) && static_cast<int>(step.picks.size()) < std::max(1, s.idle_machines)) {
-      step.picks.push_back({b, 1, false, false});
-      step.trace.push_back("bcb: " + std::to_string(b) + " has a single run; a second one before naming " +
-                           std::to_string(culprit));
+      step.picks.push_back({b, 1, false, true});
+      step.trace.push_back("bcb: " + std::to_string(b) + " has " + std::to_string(boots.size()) +
+                           " boot(s); one more run on a fresh boot before naming " + std::to_string(culprit));
     }
   }
   return missing;

@@ -271,9 +271,35 @@ TEST_CASE("bisect::bcb replicates a single run at the boundary before naming the
   REQUIRE_FALSE(step.picks.empty());
   CHECK((step.picks[0].commit == 4 || step.picks[0].commit == 5));
   CHECK(step.picks[0].runs == 1);
+  CHECK(step.picks[0].fresh_boot);
   add(4, 1002.0);
   add(5, 798.0);
   auto done = next_step(p);
   CHECK(done.verdict == Verdict::found);
   CHECK(done.culprit == 5u);
+}
+
+TEST_CASE("bisect::bcb wants the boundary pair on two boots: runs of one boot share its offset", "[bisect][bcb]") {
+  auto p = chain_of(10);
+  std::int64_t seq = 0;
+  auto add = [&](std::size_t c, double v, const std::string& boot) {
+    p.samples.push_back({c, v, boot, seq++, false});
+  };
+  for (std::size_t c : {0u, 1u, 2u, 3u, 6u, 7u, 8u, 9u}) {
+    double level = c < 5 ? 1000.0 : 800.0;
+    add(c, level * 1.01, "a" + std::to_string(c));
+    add(c, level * 0.99, "b" + std::to_string(c));
+  }
+  for (double w : {1.0, 1.002}) { // two runs each at 4 and 5, but of one boot
+    add(4, 1000.0 * w, "only4");
+    add(5, 800.0 * w, "only5");
+  }
+  auto step = next_step(p);
+  REQUIRE(step.verdict == Verdict::need_runs);
+  REQUIRE_FALSE(step.picks.empty());
+  CHECK((step.picks[0].commit == 4 || step.picks[0].commit == 5));
+  CHECK(step.picks[0].fresh_boot);
+  add(4, 998.0, "again4");
+  add(5, 801.0, "again5");
+  CHECK(next_step(p).verdict == Verdict::found);
 }
