@@ -127,7 +127,8 @@ def test_revert_conflict(env):
 
 def plant(env, commits, bad_from, comment):
     """A constructed sample history: 3 runs per commit at the level its build really has, except the
-    comment-only commit: 2 runs at the bad level (what noise made it look like). Once the verifier rules it
+    comment-only commit: 2 runs at the bad level on two boots (what noise made it look like; on one boot the
+    engine's own replication on a fresh boot would refute it before the verifier sees it). Once the verifier rules it
     out, the engine's own runs there outvote the planted pair, so the mail's culprit/parent table is right."""
     db = sqlite3.connect(os.path.join(env.data, "bisectd.db"))
     now = int(time.time())
@@ -141,7 +142,8 @@ def plant(env, commits, bad_from, comment):
             value = level * (1 + random.uniform(-0.005, 0.005))
             db.execute("INSERT INTO samples (request_id, tree, job, commit_sha, variant, machine, boot_id, run, "
                        "metrics, verification, created_at) VALUES (?, 'demo', ?, ?, '', 'local', ?, ?, ?, 0, ?)",
-                       (cur.lastrowid, JOB, sha, f"planted-{i}", run_index,
+                       (cur.lastrowid, JOB, sha, f"planted-{i}-{run_index}" if sha == comment else f"planted-{i}",
+                        run_index,
                         json.dumps({"bench.ops_per_sec": value}), now))
     db.commit()
     db.close()
