@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <numeric>
+#include <utility>
 
 namespace bisectd::bisect {
 
@@ -121,9 +122,19 @@ std::vector<double> commit_prior(const std::vector<Candidate>& chain, const Chai
 
 namespace {
 
-double median_of(std::vector<double> v) {
+// The upper middle value (not bisect::median's mean of the two middle ones): what the robust weights were
+// measured with.
+double upper_median(std::vector<double> v) {
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
   return v[v.size() / 2];
+}
+
+double median_y(const std::vector<LogSample>& runs) {
+  std::vector<double> ys;
+  for (const auto& s : runs) {
+    ys.push_back(s.y);
+  }
+  return upper_median(std::move(ys));
 }
 
 // Robust sigma of the runs within builds (1.4826 MAD of the residuals from the build mean, builds with >= 3
@@ -146,7 +157,7 @@ double within_build_sigma(const ChainData& data, std::vector<double>* residuals)
   if (residuals != nullptr) {
     *residuals = resid;
   }
-  return resid.size() < 15 ? 0.0 : 1.4826 * median_of(resid);
+  return resid.size() < 15 ? 0.0 : 1.4826 * upper_median(resid);
 }
 
 // Weight of a run whose residual is `z` robust sigmas: the posterior probability that it comes from the regular
@@ -167,25 +178,13 @@ std::vector<std::vector<double>> robust_weights(const ChainData& data) {
   double sigma = within_build_sigma(data, nullptr);
   std::vector<double> levels;
   for (std::size_t e : {std::size_t{0}, data.size - 1}) {
-    const auto& runs = data.at(e);
-    if (!runs.empty()) {
-      std::vector<double> ys;
-      for (const auto& s : runs) {
-        ys.push_back(s.y);
-      }
-      levels.push_back(median_of(ys));
+    if (!data.at(e).empty()) {
+      levels.push_back(median_y(data.at(e)));
     }
   }
   for (std::size_t b = 0; b < data.by_build.size(); ++b) {
     const auto& build = data.by_build[b];
-    std::vector<double> refs = levels;
-    if (build.size() >= 3) {
-      std::vector<double> ys;
-      for (const auto& s : build) {
-        ys.push_back(s.y);
-      }
-      refs = {median_of(ys)};
-    }
+    const std::vector<double> refs = build.size() >= 3 ? std::vector<double>{median_y(build)} : levels;
     for (const auto& s : build) {
       double dist = std::numeric_limits<double>::infinity();
       for (double r : refs) {

@@ -149,11 +149,9 @@ Result<bisect::Problem> BisectionDriver::problem_for(const storage::BisectionRow
     problem.chain.push_back(candidate);
   }
   auto result = json::parse(b.result_json, nullptr, false);
-  if (result.is_object() && result.contains("excluded")) {
-    for (const auto& sha : result["excluded"]) {
-      if (index.contains(sha.get<std::string>())) {
-        problem.chain[index[sha.get<std::string>()]].prior = 0; // verified implausible: cannot be the change
-      }
+  for (const auto& sha : json_string_list(result, "excluded")) {
+    if (index.contains(sha)) {
+      problem.chain[index[sha]].prior = 0; // verified implausible: cannot be the change
     }
   }
   BISECTD_TRY_ASSIGN(auto samples, m_context.store->samples(job.name, chain));
@@ -164,11 +162,9 @@ Result<bisect::Problem> BisectionDriver::problem_for(const storage::BisectionRow
       built.insert(index[s.commit]);
     }
   }
-  if (result.is_object() && result.contains("prebuilt") && result["prebuilt"].is_array()) {
-    for (const auto& sha : result["prebuilt"]) { // built ahead by the prebuilder, not measured yet
-      if (sha.is_string() && index.contains(sha.get<std::string>())) {
-        built.insert(index[sha.get<std::string>()]);
-      }
+  for (const auto& sha : json_string_list(result, "prebuilt")) { // built ahead by the prebuilder, not measured yet
+    if (index.contains(sha)) {
+      built.insert(index[sha]);
     }
   }
   BISECTD_TRY_ASSIGN(auto requests, m_context.store->requests_for_bisection(b.id));

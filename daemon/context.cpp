@@ -19,17 +19,28 @@ Result<std::shared_ptr<const Job>> JobCache::get(const std::string& name) {
   return slot.second;
 }
 
-std::vector<std::string> json_string_list(const std::string& text) {
-  auto parsed = nlohmann::json::parse(text, nullptr, false);
+namespace {
+
+std::vector<std::string> strings_of(const nlohmann::json& array) {
   std::vector<std::string> out;
-  if (parsed.is_array()) {
-    for (const auto& item : parsed) {
+  if (array.is_array()) {
+    for (const auto& item : array) {
       if (item.is_string()) {
         out.push_back(item.get<std::string>());
       }
     }
   }
   return out;
+}
+
+} // namespace
+
+std::vector<std::string> json_string_list(const std::string& text) {
+  return strings_of(nlohmann::json::parse(text, nullptr, false));
+}
+
+std::vector<std::string> json_string_list(const nlohmann::json& object, const std::string& key) {
+  return object.is_object() && object.contains(key) ? strings_of(object[key]) : std::vector<std::string>{};
 }
 
 std::optional<double> metric_value(const storage::SampleRow& sample, const std::string& metric) {

@@ -9,6 +9,8 @@
 #include "lab/machine.hpp"
 #include "storage/store.hpp"
 
+#include <nlohmann/json_fwd.hpp>
+
 #include <atomic>
 #include <functional>
 #include <map>
@@ -56,6 +58,8 @@ struct Context {
 
 // The strings of a stored JSON array (trees' branches, notify, mail_cc); non-strings are skipped.
 std::vector<std::string> json_string_list(const std::string& text);
+// The strings of `object[key]` when it is an array (a bisection's stored "excluded", "prebuilt"); else none.
+std::vector<std::string> json_string_list(const nlohmann::json& object, const std::string& key);
 
 // The primary (or named) metric of a stored sample, if present and positive.
 std::optional<double> metric_value(const storage::SampleRow& sample, const std::string& metric);

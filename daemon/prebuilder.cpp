@@ -21,18 +21,6 @@ constexpr int k_per_round = 2;
 
 bool is_waiting(const storage::RequestRow& r) { return r.state == "queued" || r.state == "building"; }
 
-std::set<std::string> stored_prebuilt(const nlohmann::json& result) {
-  std::set<std::string> out;
-  if (result.contains("prebuilt") && result["prebuilt"].is_array()) {
-    for (const auto& sha : result["prebuilt"]) {
-      if (sha.is_string()) {
-        out.insert(sha.get<std::string>());
-      }
-    }
-  }
-  return out;
-}
-
 } // namespace
 
 int unused_prebuilds(const std::vector<std::string>& shas, const bisect::Problem& problem) {
@@ -63,7 +51,8 @@ int Prebuilder::on_step(storage::BisectionRow& b, const std::shared_ptr<const Jo
   if (!result.is_object()) {
     result = nlohmann::json::object();
   }
-  auto shas = stored_prebuilt(result);
+  auto stored = json_string_list(result, "prebuilt");
+  std::set<std::string> shas(stored.begin(), stored.end());
   {
     std::lock_guard lock(m_mutex);
     if (auto found = m_prebuilt.find(b.id); found != m_prebuilt.end()) {

@@ -82,6 +82,10 @@ private:
     double ready_at;
   };
   void settle_prebuild(); // a prebuild whose time has come is built (or known unbuildable)
+  void finish_build(std::size_t id); // counts a build of `id` and records its outcome
+  // Seconds a machine spends before it can boot `id`: the rest of the slot's prebuild of it, its own build
+  // (cancelling the slot's prebuild of another commit), or 0 when built.
+  double build_wait(std::size_t id);
 
   const World& m_world;
   std::vector<Machine> m_machines;
