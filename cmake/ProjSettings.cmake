@@ -15,8 +15,11 @@ target_compile_features(bisectd_settings INTERFACE cxx_std_23)
 target_include_directories(bisectd_settings INTERFACE ${PROJECT_SOURCE_DIR})
 target_compile_definitions(bisectd_settings INTERFACE
   $<$<CONFIG:Debug>:_GLIBCXX_ASSERTIONS>
-  BISECTD_VERSION="${PROJECT_VERSION}"
-  BISECTD_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
+  BISECTD_VERSION="${PROJECT_VERSION}")
+# Only the programs and tests that find files of the source tree see its path: libraries compiled in two
+# checkouts stay byte-identical, so a shared compiler cache serves both.
+add_library(bisectd_source_dir INTERFACE)
+target_compile_definitions(bisectd_source_dir INTERFACE BISECTD_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
 if(BISECTD_ENABLE_SANITIZER_ADDRESS)
   target_compile_options(bisectd_settings INTERFACE -fsanitize=address -fno-omit-frame-pointer)
   target_link_options(bisectd_settings INTERFACE -fsanitize=address)

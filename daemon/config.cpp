@@ -121,7 +121,7 @@ Result<std::vector<lab::MachineSpec>> load_lab_file(const fs::path& path) {
     spec.description = r.string(m, prefix, "description").value_or("");
     spec.cpus = static_cast<int>(r.integer(m, prefix, "cpus", 1, 1024).value_or(1));
     spec.memory_mb = static_cast<int>(r.integer(m, prefix, "memory_mb", 64, 1 << 22).value_or(512));
-    spec.settings = r.string_map(m, prefix, "settings").value_or(std::map<std::string, std::string>{});
+    spec.settings = r.machine_settings(m, prefix);
     machines.push_back(spec);
   }
   if (!r.ok()) {

@@ -110,6 +110,53 @@ std::optional<std::map<std::string, std::string>> YamlReader::string_map(const Y
   return out;
 }
 
+namespace {
+
+std::string location(const std::filesystem::path& file, const YAML::Node& node, const std::string& key) {
+  return file.string() + ":" + std::to_string(node.Mark().line + 1) + ": " + key;
+}
+
+} // namespace
+
+lab::Settings YamlReader::machine_settings(const YAML::Node& map, const std::string& prefix) {
+  lab::Settings out;
+  auto root = section(map, prefix, "settings");
+  // Depth-first over nested maps; a key path is at most a few levels deep in any real lab file.
+  std::vector<std::pair<std::string, YAML::Node>> pending;
+  for (const auto& entry : root) {
+    pending.emplace_back(entry.first.as<std::string>(), entry.second);
+  }
+  while (!pending.empty()) {
+    auto [key, node] = pending.back();
+    pending.pop_back();
+    auto dotted_key = dotted(prefix, "settings." + key);
+    lab::Setting setting{{}, false, location(m_file, node, dotted_key)};
+    if (node.IsMap()) {
+      for (const auto& entry : node) {
+        pending.emplace_back(key + "." + entry.first.as<std::string>(), entry.second);
+      }
+      continue;
+    }
+    if (node.IsSequence()) {
+      setting.is_list = true;
+      for (const auto& item : node) {
+        if (!item.IsScalar()) {
+          error(item, dotted_key, "list items must be scalars");
+          continue;
+        }
+        setting.values.push_back(item.as<std::string>());
+      }
+    } else if (node.IsScalar()) {
+      setting.values.push_back(node.as<std::string>());
+    } else {
+      error(node, dotted_key, "must be a value, a list or a mapping");
+      continue;
+    }
+    out[key] = std::move(setting);
+  }
+  return out;
+}
+
 std::optional<long> YamlReader::integer(const YAML::Node& map, const std::string& prefix, const std::string& key,
                                         long min, long max) {
   auto text = string(map, prefix, key);

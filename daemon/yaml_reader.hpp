@@ -2,6 +2,7 @@
 // Typed reads from yaml-cpp nodes that collect "file:line: key: what" errors instead of throwing.
 
 #include "base/error.hpp"
+#include "lab/settings.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -35,6 +36,9 @@ public:
                                                       const std::string& key, bool required = false);
   std::optional<std::map<std::string, std::string>> string_map(const YAML::Node& map, const std::string& prefix,
                                                                const std::string& key);
+  // map["settings"] as a machine's backend settings: scalars, lists of scalars, nested maps flattened into dotted
+  // keys; each remembers its "file:line: prefix.settings.key" for the backend's errors.
+  lab::Settings machine_settings(const YAML::Node& map, const std::string& prefix);
   std::optional<long> integer(const YAML::Node& map, const std::string& prefix, const std::string& key, long min,
                               long max);
   std::optional<bool> boolean(const YAML::Node& map, const std::string& prefix, const std::string& key);

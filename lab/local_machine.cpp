@@ -86,8 +86,10 @@ void judge_run(const VisitRequest& request, const base::ExitStatus& status, RunR
 
 Result<std::unique_ptr<Machine>> LocalMachine::create(const MachineSpec& spec) {
   if (!spec.settings.empty()) {
-    return make_error(ErrorCode::invalid_config, "machine " + spec.name + ": backend 'local' takes no settings (got '" +
-                                                     spec.settings.begin()->first + "')");
+    const auto& [key, setting] = *spec.settings.begin();
+    return make_error(ErrorCode::invalid_config,
+                      (setting.where.empty() ? "machine " + spec.name + ": settings." + key : setting.where) +
+                        ": backend 'local' takes no settings");
   }
   return std::make_unique<LocalMachine>(spec);
 }

@@ -3,9 +3,11 @@
 // One visit = reserve → install → boot → verify the booted kernel is the built one → run ×n → collect → release.
 
 #include "base/error.hpp"
+#include "lab/settings.hpp"
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -22,7 +24,7 @@ struct MachineSpec {
   std::string description;                        // "88 threads 2 sockets Intel(R) Xeon(R) ..."
   int cpus = 1;
   int memory_mb = 512;
-  std::map<std::string, std::string> settings;    // backend-specific keys
+  Settings settings;                              // backend-specific keys (lab/settings.hpp)
 };
 
 enum class MetricFormat { lkp, json };
@@ -44,6 +46,11 @@ struct VisitRequest {
   int runs = 1;
   std::filesystem::path log_dir;                  // where console and run logs go
   const std::atomic<bool>* cancel = nullptr;
+  // A backend whose visit lives outside this process (a LAVA job) stores its handle with `save_handle` before
+  // it waits, so that a restarted daemon gets it back in `resume` and follows that job instead of starting a
+  // second one. Backends whose visits die with the daemon ignore both.
+  std::string resume;
+  std::function<Status(const std::string& handle)> save_handle;
 };
 
 struct RunResult {
@@ -59,6 +66,7 @@ enum class VisitOutcome {
   ok,          // booted (or nothing to boot) and ran; individual runs may still have failed
   boot_failed, // panic, oops, no marker, wrong kernel: no sample is accepted
   infra,       // the machine or the backend failed: retry elsewhere or later
+  cancelled,   // the lab withdrew the visit (an operator cancelled it there): back to the queue, no attempt used
 };
 
 struct VisitResult {
@@ -75,6 +83,11 @@ public:
   [[nodiscard]] virtual const MachineSpec& spec() const = 0;
   // Performs one visit. Errors only for invalid requests; machine trouble is VisitOutcome::infra.
   virtual Result<VisitResult> visit(const VisitRequest& request) = 0;
+  // How many visits this machine can run at once (a LAVA device type: its idle devices). Default one.
+  [[nodiscard]] virtual int slots() { return 1; }
+  // What the machine is ("88 threads 2 sockets Intel(R) Xeon(R) ... with 128G memory"): the lab file's
+  // description, else what the backend can find out (an ssh box reads it once). Empty when unknown.
+  [[nodiscard]] virtual std::string describe() { return spec().description; }
 };
 
 // Creates the backend named by `spec.backend`; error for an unknown backend or bad settings.

@@ -4,6 +4,7 @@
 
 #include "base/fs.hpp"
 #include "base/units.hpp"
+#include "lab/settings.hpp"
 
 #include <chrono>
 #include <cstdlib>
@@ -24,58 +25,43 @@ namespace fs = std::filesystem;
 const std::set<std::string> k_known_keys{"qemu",    "accel",     "boot_timeout", "append",
                                          "bench_dir", "busybox", "cache_dir", "tsc_khz"};
 
-Error bad_setting(const MachineSpec& spec, const std::string& key, const std::string& what) {
-  return Error{ErrorCode::invalid_config, "machine " + spec.name + ": settings." + key + ": " + what};
-}
-
-Status apply_setting(const MachineSpec& spec, const std::string& key, const std::string& value, QemuSettings& out) {
-  if (!k_known_keys.contains(key)) {
-    return std::unexpected(bad_setting(spec, key, "unknown key for backend qemu"));
+// settings.tsc_khz: auto | off | a rate in kHz.
+std::optional<long> read_tsc_khz(SettingsReader& r) {
+  auto value = r.string("tsc_khz");
+  if (!value || *value == "auto") {
+    return host_tsc_khz();
   }
-  if (key == "accel") {
-    if (value != "auto" && value != "kvm" && value != "tcg") {
-      return std::unexpected(bad_setting(spec, key, "expected auto, kvm or tcg, got '" + value + "'"));
-    }
-    out.accel = value;
-  } else if (key == "boot_timeout") {
-    auto duration = base::parse_duration(value);
-    if (!duration || duration->count() < 1000) {
-      return std::unexpected(bad_setting(spec, key, "expected a duration of at least 1s, got '" + value + "'"));
-    }
-    out.boot_timeout = std::chrono::duration_cast<std::chrono::seconds>(*duration);
-  } else if (key == "tsc_khz") {
-    char* end = nullptr;
-    long khz = value == "auto" ? host_tsc_khz() : value == "off" ? 0 : std::strtol(value.c_str(), &end, 10);
-    if (end != nullptr && (*end != '\0' || khz < 1000)) {
-      return std::unexpected(bad_setting(spec, key, "expected auto, off or a rate in kHz, got '" + value + "'"));
-    }
-    out.tsc_khz = khz;
-  } else if (key == "qemu") {
-    out.qemu = value;
-  } else if (key == "append") {
-    out.append = value;
-  } else if (key == "bench_dir") {
-    out.bench_dir = value;
-  } else if (key == "busybox") {
-    out.busybox = value;
-  } else {
-    out.cache_dir = value;
+  if (*value == "off") {
+    return 0;
   }
-  return {};
+  char* end = nullptr;
+  long khz = std::strtol(value->c_str(), &end, 10);
+  if (*end != '\0' || khz < 1000) {
+    r.error("tsc_khz", "expected auto, off or a rate in kHz, got '" + *value + "'");
+    return std::nullopt;
+  }
+  return khz;
 }
 
 } // namespace
 
 Result<QemuSettings> parse_qemu_settings(const MachineSpec& spec) {
   QemuSettings settings;
-  if (!spec.settings.contains("tsc_khz")) {
-    settings.tsc_khz = host_tsc_khz();
-  }
-  for (const auto& [key, value] : spec.settings) {
-    BISECTD_TRY(apply_setting(spec, key, value, settings));
-  }
+  SettingsReader r(spec.name, "qemu", spec.settings);
+  r.check_keys(k_known_keys);
+  settings.qemu = r.string("qemu").value_or(settings.qemu);
+  settings.accel = r.choice("accel", {"auto", "kvm", "tcg"}).value_or(settings.accel);
+  settings.boot_timeout = r.duration("boot_timeout").value_or(settings.boot_timeout);
+  settings.append = r.string("append").value_or(settings.append);
+  settings.bench_dir = r.path("bench_dir").value_or(settings.bench_dir);
+  settings.busybox = r.path("busybox").value_or(settings.busybox);
+  settings.cache_dir = r.path("cache_dir").value_or(settings.cache_dir);
+  settings.tsc_khz = read_tsc_khz(r).value_or(0);
   if (spec.cpus < 1 || spec.memory_mb < 64) {
-    return make_error(ErrorCode::invalid_config, "machine " + spec.name + ": qemu needs cpus >= 1 and memory_mb >= 64");
+    r.error("cpus", "qemu needs cpus >= 1 and memory_mb >= 64");
+  }
+  if (!r.ok()) {
+    return std::unexpected(r.to_error());
   }
   if (settings.bench_dir.empty()) {
     settings.bench_dir = find_bench_dir();
