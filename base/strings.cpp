@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
+#include <cstdio>
 
 namespace bisectd::base {
 
@@ -111,6 +113,15 @@ std::string describe_argv(const std::vector<std::string>& argv) {
     quoted.push_back(shell_quote(arg));
   }
   return join(quoted, " ");
+}
+
+std::string signed_percent(double fraction) {
+  if (std::isnan(fraction)) {
+    return "n/a";
+  }
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%+.1f%%", fraction * 100.0);
+  return buffer;
 }
 
 } // namespace bisectd::base

@@ -24,6 +24,9 @@ bool has_unsafe_chars(std::string_view text);
 // The first `n` characters of a sha (or the whole string when shorter).
 std::string short_sha(std::string_view sha, std::size_t n = 10);
 
+// A relative change as a signed percentage with one decimal: 0.0123 -> "+1.2%", -0.5 -> "-50.0%"; NaN -> "n/a".
+std::string signed_percent(double fraction);
+
 // Quotes `arg` for a POSIX shell: 'it'\''s' style. Used only for argv sent to ssh.
 std::string shell_quote(std::string_view arg);
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <set>
 
 namespace bisectd::bisect {
 
@@ -120,6 +121,21 @@ std::vector<std::size_t> prebuild_candidates(const Problem& problem, int max_cou
     }
   }
   return out;
+}
+
+int unused_prebuilds(const std::vector<std::string>& shas, const Problem& problem) {
+  std::set<std::size_t> measured;
+  for (const auto& s : problem.samples) {
+    measured.insert(s.commit);
+  }
+  int n = 0;
+  for (std::size_t i = 0; i < problem.chain.size(); ++i) {
+    const auto& c = problem.chain[i];
+    bool prebuilt = std::find(shas.begin(), shas.end(), c.id) != shas.end();
+    bool has_samples = measured.contains(i) || (c.same_as && measured.contains(*c.same_as));
+    n += prebuilt && !has_samples ? 1 : 0;
+  }
+  return n;
 }
 
 } // namespace bisectd::bisect

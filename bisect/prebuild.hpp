@@ -7,6 +7,7 @@
 #include "bisect/engine.hpp"
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 namespace bisectd::bisect {
@@ -20,5 +21,9 @@ namespace bisectd::bisect {
 // method, an invalid problem, a spent build budget, or once the posterior names a culprit or "no change" with
 // P >= 1 - delta (what follows is verification, on built commits).
 std::vector<std::size_t> prebuild_candidates(const Problem& problem, int max_count);
+
+// The number of `shas` (prebuilt commits) that sit on `problem`'s chain but have no samples there (themselves or
+// through an identical build they share samples with): builds spent that the engine's builds_used does not count.
+int unused_prebuilds(const std::vector<std::string>& shas, const Problem& problem);
 
 } // namespace bisectd::bisect

@@ -3,13 +3,11 @@
 #include "base/clock.hpp"
 #include "base/fs.hpp"
 #include "base/strings.hpp"
-#include "daemon/mail_transport.hpp"
-#include "daemon/visit_runner.hpp"
 
 #include <boost/asio/post.hpp>
-#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include <array>
 #include <csignal>
 
 namespace bisectd::daemon {
@@ -17,9 +15,9 @@ namespace bisectd::daemon {
 namespace asio = boost::asio;
 
 namespace {
+
 constexpr auto k_tick = std::chrono::milliseconds(500);
-constexpr std::int64_t k_mail_retry_base_s = 10;
-constexpr std::int64_t k_mail_retry_max_s = 3600;
+
 } // namespace
 
 Daemon::Daemon(std::size_t machines)
@@ -30,45 +28,84 @@ Daemon::~Daemon() {
   m_pool.join();
 }
 
-Result<std::unique_ptr<Daemon>> Daemon::create(Config config) {
-  BISECTD_TRY(finish_config(config));
+Result<std::unique_ptr<Daemon>> Daemon::create(config::Config config) {
+  BISECTD_TRY(config::finish_config(config));
   std::unique_ptr<Daemon> daemon(new Daemon(config.machines.size()));
   BISECTD_TRY(daemon->init(std::move(config)));
   return daemon;
 }
 
-Status Daemon::init(Config config) {
-  auto& c = m_context;
-  c.config = std::move(config);
-  c.started_at = base::unix_now();
-  BISECTD_TRY_ASSIGN(c.store, storage::Store::open(c.config.data_dir / "bisectd.db"));
-  BISECTD_TRY_ASSIGN(int requeued, c.store->requeue_interrupted());
+Status Daemon::open_lab() {
+  std::vector<std::unique_ptr<lab::Machine>> machines;
+  for (const auto& spec : m_config.machines) {
+    BISECTD_TRY_ASSIGN(auto machine, lab::make_machine(spec));
+    machines.push_back(std::move(machine));
+  }
+  m_machines = std::make_unique<run::MachineSlots>(std::move(machines));
+  return {};
+}
+
+void Daemon::wake() {
+  asio::post(m_io, [this] { schedule_tick(std::chrono::milliseconds(0)); });
+}
+
+// Each room gets the collaborators it needs, nothing more.
+void Daemon::wire_rooms(const std::string& token) {
+  auto& store = *m_store;
+  Wake wake = [this] { this->wake(); };
+  m_visits = std::make_unique<run::VisitRunner>(store, store, *m_jobs, *m_builds, m_costs,
+                                                m_config.data_dir / "logs", m_stopping, wake);
+  m_series = std::make_unique<watch::SeriesReader>(*m_repos, store, store);
+  m_priors = std::make_unique<bisection::Priors>(*m_series, store, m_costs, *m_builds, *m_repos);
+  m_equivalence = std::make_unique<bisection::BuildEquivalence>(*m_build_store, store);
+  m_prebuilder = std::make_unique<bisection::Prebuilder>(*m_builds, *m_jobs, store, store, wake, m_stopping);
+  m_verifier = std::make_unique<verify::CulpritVerifier>(verify::VerifyDeps{store, store, store, *m_repos, *m_builds});
+  m_reporter = std::make_unique<reporting::MailReporter>(
+    store, *m_repos, *m_machines, reporting::MailIdentity{m_config.mail_from, m_config.reported_by});
+  m_bisections = std::make_unique<bisection::Driver>(
+    bisection::DriverStores{store, store, store, store},
+    bisection::DriverParts{*m_repos, *m_jobs, *m_machines, *m_priors, *m_equivalence, m_prebuilder.get(), *m_verifier,
+                           *m_reporter},
+    wake);
+  watch::WatchStores watch_stores{store, store, store, store, store};
+  m_confirmation = std::make_unique<watch::Confirmation>(watch_stores, *m_series, *m_jobs, *m_machines,
+                                                         *m_bisections, m_config.confirm_runs);
+  m_watcher = std::make_unique<watch::Watcher>(watch_stores, *m_repos, *m_series, *m_jobs, *m_confirmation,
+                                               m_config.poll_interval);
+  m_outbox = std::make_unique<mail::Outbox>(store, m_config.mail);
+  m_api = std::make_unique<api::Api>(api::ApiContext{store, store, store, store, *m_repos, *m_jobs, *m_machines,
+                                                     *m_bisections, wake, m_config.configs_dir, m_config.poll_interval,
+                                                     m_config.data_dir, m_started_at},
+                                     token);
+  m_http = std::make_unique<api::HttpServer>(m_io, m_pool, *m_api);
+}
+
+Status Daemon::init(config::Config config) {
+  m_config = std::move(config);
+  m_started_at = base::unix_now();
+  BISECTD_TRY_ASSIGN(m_store, storage::Store::open(m_config.data_dir / "bisectd.db"));
+  BISECTD_TRY_ASSIGN(int requeued, m_store->requeue_interrupted());
   if (requeued > 0) {
     spdlog::info("requeued {} request(s) interrupted by the last stop", requeued);
   }
-  c.trees = std::make_unique<Trees>(c.config.data_dir);
-  c.build_store = std::make_unique<kbuild::BuildStore>(c.config.data_dir / "builds");
-  c.jobs = std::make_unique<JobCache>(*c.store, c.config.configs_dir);
-  for (const auto& spec : c.config.machines) {
-    BISECTD_TRY_ASSIGN(auto machine, lab::make_machine(spec));
-    MachineSlot slot;
-    slot.machine = std::move(machine);
-    c.machines.push_back(std::move(slot));
-  }
-  c.wake = [this] { asio::post(m_io, [this] { schedule_tick(std::chrono::milliseconds(0)); }); };
-  m_bisections = std::make_unique<BisectionDriver>(c);
-  m_watcher = std::make_unique<Watcher>(c, *m_bisections);
-  BISECTD_TRY_ASSIGN(auto token, base::read_file(c.config.token_file));
-  m_api = std::make_unique<Api>(c, *m_bisections, std::string(base::trim(token)));
-  m_http = std::make_unique<HttpServer>(m_io, m_pool, *m_api);
-  BISECTD_TRY(m_http->listen(c.config.listen));
+  m_repos = std::make_unique<GitTrees>(m_config.data_dir);
+  m_jobs = std::make_unique<config::StoredJobs>(*m_store, m_config.configs_dir);
+  m_build_store = std::make_unique<kbuild::BuildStore>(m_config.data_dir / "builds");
+  m_command_builder = std::make_unique<kbuild::CommandBuilder>(*m_build_store);
+  m_kernel_builder = std::make_unique<kbuild::KernelBuilder>(*m_build_store, m_config.cache_dir / "kbuild");
+  m_builds = std::make_unique<run::Builds>(*m_repos, *m_build_store, *m_store, m_costs,
+                                           run::Builders{*m_command_builder, *m_kernel_builder});
+  BISECTD_TRY(open_lab());
+  BISECTD_TRY_ASSIGN(auto token, base::read_file(m_config.token_file));
+  wire_rooms(std::string(base::trim(token)));
+  BISECTD_TRY(m_http->listen(m_config.listen));
   return {};
 }
 
 int Daemon::run() {
   spdlog::info("bisectd {} listening on http://{}:{} (data dir {}, {} machine(s))", BISECTD_VERSION,
-               m_context.config.listen.substr(0, m_context.config.listen.rfind(':')), m_http->port(),
-               m_context.config.data_dir.string(), m_context.machines.size());
+               m_config.listen.substr(0, m_config.listen.rfind(':')), m_http->port(), m_config.data_dir.string(),
+               m_machines->size());
   m_signals.async_wait([this](auto ec, int signal) {
     if (!ec) {
       on_signal(signal);
@@ -91,14 +128,14 @@ void Daemon::on_signal(int signal) {
     return;
   }
   spdlog::info("{}: stopping (cancelling {} running visit(s); they go back to the queue)",
-               signal == SIGINT ? "SIGINT" : "SIGTERM", m_visits);
-  m_context.stopping = true;
+               signal == SIGINT ? "SIGINT" : "SIGTERM", m_running_visits);
+  m_stopping = true;
   m_http->stop();
   finish_shutdown();
 }
 
 void Daemon::finish_shutdown() {
-  if (m_visits == 0 && !m_mail_busy && m_fetching.empty()) {
+  if (m_running_visits == 0 && !m_mail_busy && m_fetching.empty()) {
     m_timer.cancel();
     m_io.stop();
     return;
@@ -108,28 +145,37 @@ void Daemon::finish_shutdown() {
 }
 
 void Daemon::schedule_tick(std::chrono::milliseconds delay) {
-  if (m_context.stopping || (m_tick_pending && delay.count() > 0)) {
+  if (m_stopping || (m_tick_pending && delay.count() > 0)) {
     return;
   }
   m_tick_pending = true;
   m_timer.expires_after(delay);
   m_timer.async_wait([this](auto ec) {
     m_tick_pending = false;
-    if (!ec && !m_context.stopping) {
+    if (!ec && !m_stopping) {
       tick();
     }
   });
 }
 
 void Daemon::tick() {
-  try {
-    poll_trees();
-    m_watcher->advance();
-    m_bisections->advance_all();
-    dispatch();
-    send_mail();
-  } catch (const std::exception& e) {
-    spdlog::error("scheduler: {}", e.what());
+  struct Step {
+    const char* name;
+    void (Daemon::*run)();
+  };
+  static constexpr std::array k_steps{
+    Step{"poll trees", &Daemon::poll_trees},          // fetch due trees on the pool; record new heads
+    Step{"watch", &Daemon::advance_watch},            // measure heads, compare, confirm, open bisections
+    Step{"bisect", &Daemon::advance_bisections},      // recompute each bisection's step, queue its picks or finish
+    Step{"dispatch", &Daemon::dispatch},              // hand queued requests to idle machines
+    Step{"mail", &Daemon::send_mail},                 // deliver due mail on the pool
+  };
+  for (const auto& step : k_steps) {
+    try {
+      (this->*step.run)();
+    } catch (const std::exception& e) {
+      spdlog::error("scheduler: {}: {}", step.name, e.what());
+    }
   }
   schedule_tick(k_tick);
 }
@@ -140,7 +186,7 @@ void Daemon::poll_trees() {
       continue;
     }
     asio::post(m_pool, [this, tree] {
-      auto heads = m_context.trees->fetch(tree.name);
+      auto heads = m_repos->fetch(tree.name);
       asio::post(m_io, [this, tree, heads = std::move(heads)] {
         m_fetching.erase(tree.name);
         if (!heads) {
@@ -153,14 +199,17 @@ void Daemon::poll_trees() {
   }
 }
 
+void Daemon::advance_watch() { m_watcher->advance(); }
+
+void Daemon::advance_bisections() { m_bisections->advance_all(); }
+
 void Daemon::dispatch() {
-  for (std::size_t i = 0; i < m_context.machines.size(); ++i) {
-    auto& slot = m_context.machines[i];
-    if (slot.busy) {
+  for (std::size_t i = 0; i < m_machines->size(); ++i) {
+    if (m_machines->busy(i)) {
       continue;
     }
-    const auto& spec = slot.machine->spec();
-    auto claimed = m_context.store->claim_request(spec.group, spec.name);
+    const auto& spec = m_machines->machine(i).spec();
+    auto claimed = m_store->claim_request(spec.group, spec.name);
     if (!claimed) {
       spdlog::error("queue: {}", claimed.error().message);
       return;
@@ -171,31 +220,22 @@ void Daemon::dispatch() {
   }
 }
 
-void Daemon::start_visit(std::size_t index, storage::RequestRow request) {
-  auto& slot = m_context.machines[index];
-  {
-    std::lock_guard lock(m_context.machines_mutex);
-    slot.busy = true;
-    slot.current = request.commit;
-  }
-  ++m_visits;
-  m_bisections->prebuilder().on_visit(request); // a speculative build never delays a visit
-  spdlog::info("request {}: {} {} x{} on {}", request.id, request.purpose, base::short_sha(request.commit),
-               request.runs, slot.machine->spec().name);
-  asio::post(m_lab_pool, [this, index, request] {
+void Daemon::start_visit(std::size_t slot, const storage::RequestRow& request) {
+  m_machines->set_busy(slot, true, request.commit);
+  ++m_running_visits;
+  m_prebuilder->on_visit(request); // a speculative build never delays a visit
+  spdlog::info("request {}: {} {} x{} on {}", request.id, to_string(request.purpose), base::short_sha(request.commit),
+               request.runs, m_machines->machine(slot).spec().name);
+  asio::post(m_lab_pool, [this, slot, request] {
     try {
-      run_request(m_context, m_context.machines[index], request);
+      m_visits->run(m_machines->machine(slot), request);
     } catch (const std::exception& e) {
       spdlog::error("request {}: {}", request.id, e.what());
-      (void)m_context.store->fail_request(request.id, "infra", e.what(), true);
+      (void)m_store->fail_request(request.id, "infra", e.what(), true);
     }
-    asio::post(m_io, [this, index] {
-      {
-        std::lock_guard lock(m_context.machines_mutex);
-        m_context.machines[index].busy = false;
-        m_context.machines[index].current.clear();
-      }
-      --m_visits;
+    asio::post(m_io, [this, slot] {
+      m_machines->set_busy(slot, false);
+      --m_running_visits;
       schedule_tick(std::chrono::milliseconds(0));
     });
   });
@@ -205,32 +245,9 @@ void Daemon::send_mail() {
   if (m_mail_busy) {
     return;
   }
-  auto due = m_context.store->due_mail(base::unix_now());
-  if (!due || due->empty()) {
-    return;
-  }
   m_mail_busy = true;
-  asio::post(m_pool, [this, due = std::move(*due)] {
-    for (const auto& [outbox, report] : due) {
-      std::vector<std::string> recipients;
-      for (const auto* list : {&report.to_json, &report.cc_json}) {
-        for (const auto& r : nlohmann::json::parse(*list, nullptr, false)) {
-          recipients.push_back(bare_address(r.get<std::string>()));
-        }
-      }
-      auto sent = deliver(m_context.config.mail, bare_address(report.sender), recipients, report.text);
-      if (sent) {
-        spdlog::info("mail {} sent to {} recipient(s): {}", report.message_id, recipients.size(), report.subject);
-        (void)m_context.store->mark_mail_sent(outbox.id);
-      } else {
-        // Refused for good (5xx, bad address, bad credentials): retrying cannot help.
-        bool permanent = sent.error().code == ErrorCode::invalid_input || sent.error().code == ErrorCode::invalid_config;
-        auto delay = std::min(k_mail_retry_max_s, k_mail_retry_base_s << std::min<std::int64_t>(outbox.attempts, 9));
-        spdlog::warn("mail {}: {} (attempt {}{})", report.message_id, sent.error().message, outbox.attempts + 1,
-                     permanent ? ", not retried" : ", retry in " + std::to_string(delay) + "s");
-        (void)m_context.store->mark_mail_failed(outbox.id, sent.error().message, base::unix_now() + delay, permanent);
-      }
-    }
+  asio::post(m_pool, [this] {
+    m_outbox->deliver_due(base::unix_now());
     asio::post(m_io, [this] { m_mail_busy = false; });
   });
 }

@@ -1,6 +1,6 @@
 // bisectd: the daemon. Precedence: command line > BISECTD_* environment > config file > embedded defaults.
 #include "base/strings.hpp"
-#include "daemon/config.hpp"
+#include "daemon/config/config.hpp"
 #include "daemon/daemon.hpp"
 
 #include <CLI/CLI.hpp>
@@ -26,15 +26,15 @@ std::string env_or(const char* name, const std::string& fallback) {
 }
 
 // "mbox:PATH", "smtp://host:port", "smtps://...", "sendmail" or "sendmail:PATH".
-Status apply_mail_option(const std::string& mail, daemon::Config& config) {
+Status apply_mail_option(const std::string& mail, daemon::config::Config& config) {
   if (base::starts_with(mail, "smtp://") || base::starts_with(mail, "smtps://")) {
-    config.mail.kind = daemon::MailTransport::Kind::smtp;
+    config.mail.kind = daemon::mail::Transport::Kind::smtp;
     config.mail.smtp_url = mail;
   } else if (base::starts_with(mail, "mbox:")) {
-    config.mail.kind = daemon::MailTransport::Kind::mbox;
+    config.mail.kind = daemon::mail::Transport::Kind::mbox;
     config.mail.mbox_path = mail.substr(5);
   } else if (mail == "sendmail" || base::starts_with(mail, "sendmail:")) {
-    config.mail.kind = daemon::MailTransport::Kind::sendmail;
+    config.mail.kind = daemon::mail::Transport::Kind::sendmail;
     if (mail.size() > 9) {
       config.mail.sendmail_path = mail.substr(9);
     }
@@ -45,12 +45,12 @@ Status apply_mail_option(const std::string& mail, daemon::Config& config) {
   return {};
 }
 
-Result<daemon::Config> build_config(const Options& o) {
-  daemon::Config config;
+Result<daemon::config::Config> build_config(const Options& o) {
+  daemon::config::Config config;
   config.configs_dir = env_or("BISECTD_CONFIGS_DIR", BISECTD_SOURCE_DIR "/configs");
   auto config_file = o.config_file.empty() ? env_or("BISECTD_CONFIG", "") : o.config_file;
   if (!config_file.empty()) {
-    BISECTD_TRY(daemon::load_config_file(config_file, config));
+    BISECTD_TRY(daemon::config::load_config_file(config_file, config));
   }
   auto data_dir = o.data_dir.empty() ? env_or("BISECTD_DATA_DIR", "") : o.data_dir;
   if (!data_dir.empty()) {

@@ -9,13 +9,9 @@ namespace bisectd::lab {
 
 namespace fs = std::filesystem;
 
-Setting scalar_setting(std::string key, std::string value) {
-  return Setting{{std::move(value)}, false, "settings." + key};
-}
+Setting scalar_setting(std::string value) { return Setting{{std::move(value)}, false, ""}; }
 
-Setting list_setting(std::string key, std::vector<std::string> values) {
-  return Setting{std::move(values), true, "settings." + key};
-}
+Setting list_setting(std::vector<std::string> values) { return Setting{std::move(values), true, ""}; }
 
 std::string SettingsReader::where(const std::string& key) const {
   auto found = m_settings.find(key);
@@ -33,8 +29,7 @@ void SettingsReader::check_keys(const std::set<std::string>& known) {
   for (const auto& [key, setting] : m_settings) {
     auto head = key.substr(0, key.find('.'));
     if (!known.contains(head)) {
-      std::vector<std::string> names(known.begin(), known.end());
-      error(key, "unknown key for backend " + m_backend + " (known: " + base::join(names, ", ") + ")");
+      error(key, "unknown key for backend " + m_backend);
     }
   }
 }

@@ -24,10 +24,9 @@ struct Setting {
 };
 using Settings = std::map<std::string, Setting>;
 
-// A scalar setting written in code (tests, defaults); `where` names it as "settings.KEY".
-Setting scalar_setting(std::string key, std::string value);
-// A list setting written in code.
-Setting list_setting(std::string key, std::vector<std::string> values);
+// A setting written in code (tests, tools); its errors name it as "machine NAME: settings.KEY".
+Setting scalar_setting(std::string value);
+Setting list_setting(std::vector<std::string> values);
 
 class SettingsReader {
 public:

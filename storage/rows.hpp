@@ -1,17 +1,23 @@
 #pragma once
-// Plain rows as stored. Domain types live with their modules; the daemon converts at the edge.
+// Plain rows as stored, with typed states (storage/states.hpp). Domain types live with their modules; the daemon
+// converts at the edge.
+
+#include "storage/states.hpp"
 
 #include <cstdint>
+#include <map>
+#include <set>
 #include <string>
+#include <vector>
 
 namespace bisectd::storage {
 
 struct TreeRow {
   std::int64_t id = 0;
   std::string name, url;
-  std::string branches_json = "[]";
+  std::vector<std::string> branches;
   std::string job;
-  std::string notify_json = "[]", mail_cc_json = "[]";
+  std::vector<std::string> notify, mail_cc;
   bool is_private = true;
   std::int64_t poll_interval_s = 60;
   std::int64_t created_at = 0;
@@ -29,16 +35,18 @@ struct HeadRow {
 struct RequestRow {
   std::int64_t id = 0;
   std::string tree, job, commit;
-  std::string purpose;               // watch | confirm | bisect | verify
+  Purpose purpose = Purpose::bisect;
   std::int64_t bisection_id = 0;     // 0: none
   std::int64_t detection_id = 0;     // 0: none
   std::string machine_group, pin_machine;
   std::int64_t runs = 1;
-  std::string variant;               // "" normal build; e.g. "align64" or "revert:<sha>" for verification builds
-  std::string state = "queued";      // queued | building | running | done | failed
+  std::string variant;               // "" normal build; e.g. "layout" or "revert:<sha>" for verification builds
+  RequestState state = RequestState::queued;
   std::int64_t attempts = 0;
   std::string machine, error, error_code;
   std::int64_t created_at = 0, updated_at = 0;
+
+  [[nodiscard]] bool is_open() const { return storage::is_open(state); }
 };
 
 struct SampleRow {
@@ -46,16 +54,24 @@ struct SampleRow {
   std::int64_t request_id = 0;
   std::string tree, job, commit, variant, machine, boot_id;
   std::int64_t run = 0;
-  std::string metrics_json;          // {"name": value, ...}
+  std::map<std::string, double> metrics;
   bool verification = false;
   std::string log_path;
   std::int64_t created_at = 0;
 };
 
+// One metric of one sample: what the engine, the detector and the verifier read (no other metric is loaded).
+struct MetricSample {
+  std::int64_t id = 0;               // the sample's id (its order in time)
+  std::string commit, machine, boot_id;
+  double value = 0;
+  bool verification = false;
+};
+
 struct DetectionRow {
   std::int64_t id = 0;
   std::string tree, branch, job, good, bad, metric;
-  std::string state;                 // confirming | confirmed | rejected
+  DetectionState state = DetectionState::confirming;
   double change = 0, p_value = 1;
   std::int64_t bisection_id = 0;
   std::int64_t created_at = 0;
@@ -64,12 +80,18 @@ struct DetectionRow {
 struct BisectionRow {
   std::int64_t id = 0;
   std::string tree, branch, job, metric, good, bad, range_good, range_bad;
-  std::string state = "running";     // running | found | not_found | failed
+  BisectionState state = BisectionState::running;
   std::string culprit;               // empty: none
   double p_culprit = 0;
-  std::string result_json = "{}";
+  // The bisection's working state, each in its own column or table:
+  std::string merge;                 // the merge whose branch range_good..range_bad searches; empty: mainline
+  std::set<std::string> excluded;    // culprits verified implausible: prior 0 from then on
+  std::set<std::string> prebuilt;    // commits the prebuilder built for it (builds it spent)
+  // What the bisection shows, written whole by the driver and the verifier, never read back by them:
+  std::string result_json = "{}";        // engine summary: verdict, credible set, shift, trace
+  std::string verification_json = "{}";  // verification steps: step -> line, numbers
   std::int64_t runs = 0, builds = 0;
-  std::string origin = "manual";     // manual | detect
+  Origin origin = Origin::manual;
   std::string error;
   std::int64_t created_at = 0, finished_at = 0;
 };
@@ -81,16 +103,25 @@ struct EventRow {
 
 struct ReportRow {
   std::int64_t id = 0, bisection_id = 0;
-  std::string subject, sender, to_json, cc_json, message_id, in_reply_to, body, text;
+  std::string subject, sender;
+  std::vector<std::string> to, cc;
+  std::string message_id, in_reply_to, body, text;
   std::int64_t created_at = 0;
   bool sent = false;
 };
 
 struct OutboxRow {
   std::int64_t id = 0, report_id = 0;
-  std::string state;                 // pending | sent | failed
+  OutboxState state = OutboxState::pending;
   std::int64_t attempts = 0, next_attempt_at = 0;
   std::string last_error;
+};
+
+struct BuildRecord {
+  std::string job, commit, variant;
+  std::string outcome;               // ok | failed | infra
+  double seconds = 0;
+  std::string log_path;
 };
 
 } // namespace bisectd::storage

@@ -1,5 +1,6 @@
 #include "storage/schema.hpp"
 
+#include <algorithm>
 #include <array>
 #include <string_view>
 
@@ -71,6 +72,36 @@ CREATE TABLE outbox (
   id INTEGER PRIMARY KEY, report_id INTEGER NOT NULL UNIQUE REFERENCES reports(id),
   state TEXT NOT NULL,               -- pending | sent | failed
   attempts INTEGER NOT NULL DEFAULT 0, next_attempt_at INTEGER NOT NULL, last_error TEXT, sent_at INTEGER);
+)sql",
+// 2: a sample's metrics one row each (decoded once, when stored); a bisection's working state in columns and
+// marks instead of keys of its result JSON.
+R"sql(
+CREATE TABLE sample_metrics (
+  sample_id INTEGER NOT NULL REFERENCES samples(id), name TEXT NOT NULL, value REAL NOT NULL,
+  PRIMARY KEY (sample_id, name)) WITHOUT ROWID;
+CREATE INDEX sample_metrics_name ON sample_metrics(name, sample_id);
+INSERT OR IGNORE INTO sample_metrics (sample_id, name, value)
+  SELECT s.id, m.key, m.value FROM samples s,
+         json_each(CASE WHEN json_valid(s.metrics) THEN s.metrics ELSE '{}' END) m
+  WHERE m.type IN ('integer', 'real');
+ALTER TABLE samples DROP COLUMN metrics;
+ALTER TABLE bisections ADD COLUMN merge_sha TEXT NOT NULL DEFAULT '';   -- the merge whose branch is searched
+ALTER TABLE bisections ADD COLUMN verification TEXT NOT NULL DEFAULT '{}'; -- JSON: step -> line, numbers
+CREATE TABLE bisection_marks (
+  bisection_id INTEGER NOT NULL REFERENCES bisections(id), commit_sha TEXT NOT NULL,
+  mark TEXT NOT NULL,                -- excluded | prebuilt
+  PRIMARY KEY (bisection_id, mark, commit_sha)) WITHOUT ROWID;
+UPDATE bisections SET merge_sha = COALESCE(json_extract(result, '$.merge'), ''),
+                      verification = COALESCE(json_extract(result, '$.verification'), '{}')
+  WHERE json_valid(result);
+INSERT OR IGNORE INTO bisection_marks (bisection_id, commit_sha, mark)
+  SELECT b.id, j.value, 'excluded' FROM bisections b, json_each(b.result, '$.excluded') j
+  WHERE json_valid(b.result) AND json_type(b.result, '$.excluded') = 'array' AND j.type = 'text';
+INSERT OR IGNORE INTO bisection_marks (bisection_id, commit_sha, mark)
+  SELECT b.id, j.value, 'prebuilt' FROM bisections b, json_each(b.result, '$.prebuilt') j
+  WHERE json_valid(b.result) AND json_type(b.result, '$.prebuilt') = 'array' AND j.type = 'text';
+UPDATE bisections SET result = json_remove(result, '$.merge', '$.verification', '$.excluded', '$.prebuilt')
+  WHERE json_valid(result);
 )sql"};
 
 Result<int> current_version(Connection& connection) {
@@ -81,7 +112,7 @@ Result<int> current_version(Connection& connection) {
 
 } // namespace
 
-Status migrate(Connection& connection) {
+Status migrate(Connection& connection, int target) {
   std::lock_guard lock(connection.mutex());
   BISECTD_TRY_ASSIGN(int version, current_version(connection));
   if (version > k_schema_version) {
@@ -89,7 +120,7 @@ Status migrate(Connection& connection) {
                       "database schema version " + std::to_string(version) + " is newer than this bisectd (" +
                         std::to_string(k_schema_version) + "); upgrade bisectd");
   }
-  for (int v = version; v < k_schema_version; ++v) {
+  for (int v = version; v < std::min(target, k_schema_version); ++v) {
     Transaction txn(connection);
     BISECTD_TRY(txn.begin());
     BISECTD_TRY(connection.exec(k_migrations[static_cast<std::size_t>(v)]));

@@ -6,9 +6,10 @@
 
 namespace bisectd::storage {
 
-inline constexpr int k_schema_version = 1;
+inline constexpr int k_schema_version = 2;
 
-// Brings the file to k_schema_version. Errors for a file written by a newer version.
-Status migrate(Connection& connection);
+// Brings the file to `target` (the current version unless a test wants an older one). Errors for a file written
+// by a newer version.
+Status migrate(Connection& connection, int target = k_schema_version);
 
 } // namespace bisectd::storage

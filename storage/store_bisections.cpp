@@ -1,8 +1,9 @@
-// Detections, bisections, their events, reports and the mail outbox.
+// Detections, bisections, their events and working-state marks, reports and the mail outbox.
 #include "storage/store.hpp"
 
 #include "base/clock.hpp"
 #include "storage/query.hpp"
+#include "storage/string_list.hpp"
 
 namespace bisectd::storage {
 
@@ -10,7 +11,8 @@ namespace {
 
 constexpr std::string_view k_bisection_columns =
   "id, tree, branch, job, metric, good, bad, range_good, range_bad, state, COALESCE(culprit, ''), "
-  "COALESCE(p_culprit, 0), result, runs, builds, origin, COALESCE(error, ''), created_at, COALESCE(finished_at, 0)";
+  "COALESCE(p_culprit, 0), result, runs, builds, origin, COALESCE(error, ''), created_at, COALESCE(finished_at, 0), "
+  "merge_sha, verification";
 
 BisectionRow read_bisection(const Statement& s) {
   BisectionRow b;
@@ -23,16 +25,18 @@ BisectionRow read_bisection(const Statement& s) {
   b.bad = s.column_text(6);
   b.range_good = s.column_text(7);
   b.range_bad = s.column_text(8);
-  b.state = s.column_text(9);
+  b.state = parse_bisection_state(s.column_text(9)).value_or(BisectionState::failed);
   b.culprit = s.column_text(10);
   b.p_culprit = s.column_double(11);
   b.result_json = s.column_text(12);
   b.runs = s.column_int(13);
   b.builds = s.column_int(14);
-  b.origin = s.column_text(15);
+  b.origin = parse_origin(s.column_text(15)).value_or(Origin::manual);
   b.error = s.column_text(16);
   b.created_at = s.column_int(17);
   b.finished_at = s.column_int(18);
+  b.merge = s.column_text(19);
+  b.verification_json = s.column_text(20);
   return b;
 }
 
@@ -41,9 +45,18 @@ constexpr std::string_view k_detection_columns =
   "COALESCE(bisection_id, 0), created_at";
 
 DetectionRow read_detection(const Statement& s) {
-  return DetectionRow{s.column_int(0),  s.column_text(1),   s.column_text(2),   s.column_text(3),
-                      s.column_text(4), s.column_text(5),   s.column_text(6),   s.column_text(7),
-                      s.column_double(8), s.column_double(9), s.column_int(10), s.column_int(11)};
+  return DetectionRow{s.column_int(0),
+                      s.column_text(1),
+                      s.column_text(2),
+                      s.column_text(3),
+                      s.column_text(4),
+                      s.column_text(5),
+                      s.column_text(6),
+                      parse_detection_state(s.column_text(7)).value_or(DetectionState::rejected),
+                      s.column_double(8),
+                      s.column_double(9),
+                      s.column_int(10),
+                      s.column_int(11)};
 }
 
 constexpr std::string_view k_report_columns =
@@ -51,10 +64,21 @@ constexpr std::string_view k_report_columns =
   "r.body, r.text, r.created_at, COALESCE(o.state = 'sent', 0)";
 
 ReportRow read_report(const Statement& s) {
-  return ReportRow{s.column_int(0),  s.column_int(1),  s.column_text(2), s.column_text(3),
-                   s.column_text(4), s.column_text(5), s.column_text(6), s.column_text(7),
-                   s.column_text(8), s.column_text(9), s.column_int(10), s.column_int(11) != 0};
+  return ReportRow{s.column_int(0),
+                   s.column_int(1),
+                   s.column_text(2),
+                   s.column_text(3),
+                   decode_string_list(s.column_text(4)),
+                   decode_string_list(s.column_text(5)),
+                   s.column_text(6),
+                   s.column_text(7),
+                   s.column_text(8),
+                   s.column_text(9),
+                   s.column_int(10),
+                   s.column_int(11) != 0};
 }
+
+Value name_value(std::string_view name) { return Value(std::string(name)); }
 
 } // namespace
 
@@ -63,7 +87,8 @@ Result<std::int64_t> Store::add_detection(const DetectionRow& d) {
   BISECTD_TRY(m_connection->run("INSERT INTO detections (tree, branch, job, good, bad, metric, state, change, p_value, "
                                 "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                                 {text(d.tree), text(d.branch), text(d.job), text(d.good), text(d.bad), text(d.metric),
-                                 text(d.state), Value(d.change), Value(d.p_value), integer(base::unix_now())}));
+                                 name_value(to_string(d.state)), Value(d.change), Value(d.p_value),
+                                 integer(base::unix_now())}));
   return m_connection->last_insert_id();
 }
 
@@ -75,21 +100,22 @@ Result<std::optional<DetectionRow>> Store::detection(const std::string& tree, co
                                  {text(tree), text(job), text(good), text(bad)}, read_detection);
 }
 
-Result<std::vector<DetectionRow>> Store::detections_in_state(const std::string& state) {
+Result<std::vector<DetectionRow>> Store::detections_in_state(DetectionState state) {
   return query<DetectionRow>(*m_connection,
                              "SELECT " + std::string(k_detection_columns) + " FROM detections WHERE state = ? ORDER BY id",
-                             {text(state)}, read_detection);
+                             {name_value(to_string(state))}, read_detection);
 }
 
-Status Store::set_detection_state(std::int64_t id, const std::string& state, std::int64_t bisection_id,
+Status Store::set_detection_state(std::int64_t id, DetectionState state, std::int64_t bisection_id,
                                   std::optional<double> change) {
   if (change) {
     BISECTD_TRY(m_connection->run("UPDATE detections SET state = ?, bisection_id = ?, change = ? WHERE id = ?",
-                                  {text(state), nullable_id(bisection_id), Value(*change), integer(id)}));
+                                  {name_value(to_string(state)), nullable_id(bisection_id), Value(*change),
+                                   integer(id)}));
     return {};
   }
   BISECTD_TRY(m_connection->run("UPDATE detections SET state = ?, bisection_id = ? WHERE id = ?",
-                                {text(state), nullable_id(bisection_id), integer(id)}));
+                                {name_value(to_string(state)), nullable_id(bisection_id), integer(id)}));
   return {};
 }
 
@@ -99,31 +125,69 @@ Result<std::int64_t> Store::add_bisection(const BisectionRow& b) {
     "INSERT INTO bisections (tree, branch, job, metric, good, bad, range_good, range_bad, state, origin, created_at) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'running', ?, ?)",
     {text(b.tree), text(b.branch), text(b.job), text(b.metric), text(b.good), text(b.bad), text(b.range_good),
-     text(b.range_bad), text(b.origin), integer(base::unix_now())}));
+     text(b.range_bad), name_value(to_string(b.origin)), integer(base::unix_now())}));
   return m_connection->last_insert_id();
 }
 
-Result<std::optional<BisectionRow>> Store::bisection(std::int64_t id) {
-  return query_one<BisectionRow>(*m_connection,
-                                 "SELECT " + std::string(k_bisection_columns) + " FROM bisections WHERE id = ?",
-                                 {integer(id)}, read_bisection);
+Status Store::load_marks(std::vector<BisectionRow>& rows) {
+  for (auto& b : rows) {
+    BISECTD_TRY_ASSIGN(auto marks, (query<std::pair<std::string, std::string>>(
+                                     *m_connection,
+                                     "SELECT mark, commit_sha FROM bisection_marks WHERE bisection_id = ?",
+                                     {integer(b.id)},
+                                     [](const Statement& s) { return std::pair{s.column_text(0), s.column_text(1)}; })));
+    for (auto& [mark, sha] : marks) {
+      (mark == "excluded" ? b.excluded : b.prebuilt).insert(std::move(sha));
+    }
+  }
+  return {};
 }
 
-Result<std::vector<BisectionRow>> Store::bisections(const std::string& tree, const std::string& state) {
-  return query<BisectionRow>(*m_connection,
-                             "SELECT " + std::string(k_bisection_columns) +
-                               " FROM bisections WHERE (? = '' OR tree = ?) AND (? = '' OR state = ?) ORDER BY id DESC",
-                             {text(tree), text(tree), text(state), text(state)}, read_bisection);
+Result<std::optional<BisectionRow>> Store::bisection(std::int64_t id) {
+  BISECTD_TRY_ASSIGN(auto rows, query<BisectionRow>(*m_connection,
+                                                    "SELECT " + std::string(k_bisection_columns) +
+                                                      " FROM bisections WHERE id = ?",
+                                                    {integer(id)}, read_bisection));
+  BISECTD_TRY(load_marks(rows));
+  return rows.empty() ? std::optional<BisectionRow>() : std::optional<BisectionRow>(std::move(rows.front()));
+}
+
+Result<std::vector<BisectionRow>> Store::bisections(const std::string& tree, std::optional<BisectionState> state) {
+  std::string state_name = state ? std::string(to_string(*state)) : "";
+  BISECTD_TRY_ASSIGN(auto rows,
+                     query<BisectionRow>(*m_connection,
+                                         "SELECT " + std::string(k_bisection_columns) +
+                                           " FROM bisections WHERE (? = '' OR tree = ?) AND (? = '' OR state = ?) "
+                                           "ORDER BY id DESC",
+                                         {text(tree), text(tree), text(state_name), text(state_name)},
+                                         read_bisection));
+  BISECTD_TRY(load_marks(rows));
+  return rows;
 }
 
 Status Store::update_bisection(const BisectionRow& b) {
   BISECTD_TRY(m_connection->run(
     "UPDATE bisections SET range_good = ?, range_bad = ?, state = ?, culprit = ?, p_culprit = ?, result = ?, "
-    "runs = ?, builds = ?, error = ?, finished_at = ? WHERE id = ?",
-    {text(b.range_good), text(b.range_bad), text(b.state), b.culprit.empty() ? Value(nullptr) : text(b.culprit),
-     Value(b.p_culprit), text(b.result_json), integer(b.runs), integer(b.builds),
-     b.error.empty() ? Value(nullptr) : text(b.error), b.finished_at == 0 ? Value(nullptr) : integer(b.finished_at),
+    "runs = ?, builds = ?, error = ?, finished_at = ?, merge_sha = ?, verification = ? WHERE id = ?",
+    {text(b.range_good), text(b.range_bad), name_value(to_string(b.state)),
+     b.culprit.empty() ? Value(nullptr) : text(b.culprit), Value(b.p_culprit), text(b.result_json), integer(b.runs),
+     integer(b.builds), b.error.empty() ? Value(nullptr) : text(b.error),
+     b.finished_at == 0 ? Value(nullptr) : integer(b.finished_at), text(b.merge), text(b.verification_json),
      integer(b.id)}));
+  return {};
+}
+
+Status Store::exclude_commit(std::int64_t bisection_id, const std::string& commit) {
+  BISECTD_TRY(m_connection->run("INSERT OR IGNORE INTO bisection_marks (bisection_id, commit_sha, mark) "
+                                "VALUES (?, ?, 'excluded')",
+                                {integer(bisection_id), text(commit)}));
+  return {};
+}
+
+Status Store::add_prebuilt(std::int64_t bisection_id, const std::string& commit) {
+  BISECTD_TRY(m_connection->run("INSERT OR IGNORE INTO bisection_marks (bisection_id, commit_sha, mark) "
+                                "VALUES (?, ?, 'prebuilt')",
+                                {integer(bisection_id), text(commit)}));
   return {};
 }
 
@@ -148,8 +212,9 @@ Status Store::finish_bisection(const BisectionRow& bisection, const std::optiona
     BISECTD_TRY(m_connection->run(
       "INSERT INTO reports (bisection_id, subject, sender, to_list, cc_list, message_id, in_reply_to, body, text, "
       "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-      {integer(bisection.id), text(r.subject), text(r.sender), text(r.to_json), text(r.cc_json), text(r.message_id),
-       text(r.in_reply_to), text(r.body), text(r.text), integer(base::unix_now())}));
+      {integer(bisection.id), text(r.subject), text(r.sender), text(encode_string_list(r.to)),
+       text(encode_string_list(r.cc)), text(r.message_id), text(r.in_reply_to), text(r.body), text(r.text),
+       integer(base::unix_now())}));
     BISECTD_TRY(m_connection->run("INSERT INTO outbox (report_id, state, next_attempt_at) VALUES (?, 'pending', ?)",
                                   {integer(m_connection->last_insert_id()), integer(base::unix_now())}));
   }
@@ -171,8 +236,9 @@ Result<std::vector<std::pair<OutboxRow, ReportRow>>> Store::due_mail(std::int64_
       "FROM outbox o JOIN reports r ON o.report_id = r.id WHERE o.state = 'pending' AND o.next_attempt_at <= ? "
       "ORDER BY o.id",
     {integer(now)}, [](const Statement& s) {
-      OutboxRow o{s.column_int(12), s.column_int(13), s.column_text(14), s.column_int(15), s.column_int(16),
-                  s.column_text(17)};
+      OutboxRow o{s.column_int(12), s.column_int(13),
+                  parse_outbox_state(s.column_text(14)).value_or(OutboxState::failed), s.column_int(15),
+                  s.column_int(16), s.column_text(17)};
       return std::pair{o, read_report(s)};
     });
 }
@@ -187,8 +253,8 @@ Status Store::mark_mail_failed(std::int64_t outbox_id, const std::string& error,
                                bool give_up) {
   BISECTD_TRY(m_connection->run("UPDATE outbox SET state = ?, attempts = attempts + 1, last_error = ?, "
                                 "next_attempt_at = ? WHERE id = ?",
-                                {text(give_up ? "failed" : "pending"), text(error), integer(next_attempt_at),
-                                 integer(outbox_id)}));
+                                {name_value(to_string(give_up ? OutboxState::failed : OutboxState::pending)),
+                                 text(error), integer(next_attempt_at), integer(outbox_id)}));
   return {};
 }
 

@@ -4,6 +4,7 @@
 #include "base/clock.hpp"
 #include "storage/query.hpp"
 #include "storage/schema.hpp"
+#include "storage/string_list.hpp"
 
 namespace bisectd::storage {
 
@@ -13,13 +14,25 @@ constexpr std::string_view k_tree_columns =
   "id, name, url, branches, job, notify, mail_cc, private, poll_interval_s, created_at";
 
 TreeRow read_tree(const Statement& s) {
-  return TreeRow{s.column_int(0),  s.column_text(1), s.column_text(2), s.column_text(3), s.column_text(4),
-                 s.column_text(5), s.column_text(6), s.column_int(7) != 0, s.column_int(8), s.column_int(9)};
+  return TreeRow{s.column_int(0),
+                 s.column_text(1),
+                 s.column_text(2),
+                 decode_string_list(s.column_text(3)),
+                 s.column_text(4),
+                 decode_string_list(s.column_text(5)),
+                 decode_string_list(s.column_text(6)),
+                 s.column_int(7) != 0,
+                 s.column_int(8),
+                 s.column_int(9)};
 }
 
 JobRow read_job(const Statement& s) { return JobRow{s.column_text(0), s.column_text(1), s.column_text(2), s.column_int(3)}; }
 
 } // namespace
+
+Store::Store(std::unique_ptr<Connection> connection) : m_connection(std::move(connection)) {}
+
+Store::~Store() = default;
 
 Result<std::unique_ptr<Store>> Store::open(const std::filesystem::path& file) {
   BISECTD_TRY_ASSIGN(auto connection, Connection::open(file));
@@ -41,8 +54,9 @@ Status Store::add_tree(const TreeRow& tree, const JobRow& job) {
   BISECTD_TRY(m_connection->run(
     "INSERT INTO trees (name, url, branches, job, notify, mail_cc, private, poll_interval_s, created_at) "
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-    {text(tree.name), text(tree.url), text(tree.branches_json), text(tree.job), text(tree.notify_json),
-     text(tree.mail_cc_json), integer(tree.is_private ? 1 : 0), integer(tree.poll_interval_s),
+    {text(tree.name), text(tree.url), text(encode_string_list(tree.branches)), text(tree.job),
+     text(encode_string_list(tree.notify)), text(encode_string_list(tree.mail_cc)), integer(tree.is_private ? 1 : 0),
+     integer(tree.poll_interval_s),
      integer(base::unix_now())}));
   return txn.commit();
 }

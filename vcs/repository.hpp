@@ -4,6 +4,7 @@
 // same directory) may be used from different threads.
 
 #include "base/error.hpp"
+#include "vcs/repo.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -19,21 +20,6 @@ struct git_repository;
 
 namespace bisectd::vcs {
 
-struct Trailer {
-  std::string key;   // "Signed-off-by"
-  std::string value; // "Jane <j@x.org>"
-};
-
-struct CommitInfo {
-  std::string sha;
-  std::vector<std::string> parents; // full shas, in parent order (first parent first)
-  std::string subject;              // first line of the message
-  std::string body;                 // the message after the subject line, leading blank lines dropped
-  std::string author_name, author_email, committer_name, committer_email;
-  std::int64_t author_time = 0, commit_time = 0; // seconds since the epoch
-  std::vector<Trailer> trailers;                 // from the last paragraph, git interpret-trailers style
-};
-
 // A commit and its parents only (what bisection's DAG needs), cheaper to produce than CommitInfo.
 struct CommitNode {
   std::string sha;
@@ -45,13 +31,13 @@ struct CommitNode {
 // the error (ErrorCode::invalid_input) names the URL.
 Status validate_url(std::string_view url);
 
-class Repository {
+class Repository final : public Repo {
 public:
   Repository(Repository&&) noexcept;
   Repository& operator=(Repository&&) noexcept;
   Repository(const Repository&) = delete;
   Repository& operator=(const Repository&) = delete;
-  ~Repository();
+  ~Repository() override;
 
   // Opens the (bare or non-bare) repository at `git_dir`. Error: not_found when it is not a repository.
   static Result<Repository> open(const std::filesystem::path& git_dir);
@@ -70,17 +56,17 @@ public:
 
   // The full commit sha of any revision: branch, tag, sha or unique prefix, HEAD~2, master^2.
   // Error: not_found naming `rev`.
-  Result<std::string> resolve(const std::string& rev);
+  Result<std::string> resolve(const std::string& rev) override;
 
   // Local branches ("master") → the commit sha they point at.
   Result<std::map<std::string, std::string>> branch_heads();
 
   // Metadata of the commit `sha` (any revision accepted).
-  Result<CommitInfo> commit(const std::string& sha);
+  Result<CommitInfo> commit(const std::string& sha) override;
 
   // [good, c1, ..., bad]: bad's first-parent chain back to good (both included). Error (invalid_input)
   // naming both when good is not on bad's first-parent chain.
-  Result<std::vector<std::string>> first_parent_chain(const std::string& good, const std::string& bad);
+  Result<std::vector<std::string>> first_parent_chain(const std::string& good, const std::string& bad) override;
 
   // `git rev-list bad ^good1 ^good2 ...` with metadata, newest first and topological (every commit comes
   // before its parents). Parents outside the range are still listed in CommitInfo::parents.
@@ -96,27 +82,27 @@ public:
   // The range a bisection must search when the first bad first-parent commit is the merge `sha`: good = the
   // merge base of its first two parents, bad = its second parent (the merged branch's tip). nullopt when
   // `sha` is not a merge or the branch adds nothing (its tip is already an ancestor of the first parent).
-  Result<std::optional<std::pair<std::string, std::string>>> merged_range(const std::string& sha);
+  Result<std::optional<std::pair<std::string, std::string>>> merged_range(const std::string& sha) override;
 
   // True when `ancestor` is reachable from `descendant` (a commit is its own ancestor, as in git).
-  Result<bool> is_ancestor(const std::string& ancestor, const std::string& descendant);
+  Result<bool> is_ancestor(const std::string& ancestor, const std::string& descendant) override;
 
   // Paths added, modified or deleted by `sha` against its first parent (all files for a root commit), sorted.
-  Result<std::vector<std::string>> changed_paths(const std::string& sha);
+  Result<std::vector<std::string>> changed_paths(const std::string& sha) override;
 
   // `git format-patch`-like text: "From <sha> ...", From:, Date:, Subject:, message, ---, diffstat, diff
   // (against the first parent).
-  Result<std::string> patch(const std::string& sha);
+  Result<std::string> patch(const std::string& sha) override;
 
   // Checks `sha` out into `worktree`, a reusable non-bare repository created on first use whose objects
   // come from this repository (alternates). Only files that differ are rewritten (unchanged files keep
   // their mtime); tracked files the commit lacks and untracked files are removed; ignored files stay
   // unless a tracked path needs their place. HEAD is left detached at `sha`.
-  Status checkout(const std::string& sha, const std::filesystem::path& worktree);
+  Status checkout(const std::string& sha, const std::filesystem::path& worktree) override;
 
   // A new commit object on no branch: `onto` with `culprit`'s change reverted (mainline 1 for merges).
   // Error: conflict naming the conflicting paths.
-  Result<std::string> revert_onto(const std::string& culprit, const std::string& onto);
+  Result<std::string> revert_onto(const std::string& culprit, const std::string& onto) override;
 
   // The repository's git directory.
   [[nodiscard]] std::filesystem::path git_dir() const;

@@ -140,11 +140,12 @@ def plant(env, commits, bad_from, comment):
                          (JOB, sha, now, now))
         for run_index in range(2 if sha == comment else 3):
             value = level * (1 + random.uniform(-0.005, 0.005))
-            db.execute("INSERT INTO samples (request_id, tree, job, commit_sha, variant, machine, boot_id, run, "
-                       "metrics, verification, created_at) VALUES (?, 'demo', ?, ?, '', 'local', ?, ?, ?, 0, ?)",
-                       (cur.lastrowid, JOB, sha, f"planted-{i}-{run_index}" if sha == comment else f"planted-{i}",
-                        run_index,
-                        json.dumps({"bench.ops_per_sec": value}), now))
+            sample = db.execute("INSERT INTO samples (request_id, tree, job, commit_sha, variant, machine, boot_id, "
+                                "run, verification, created_at) VALUES (?, 'demo', ?, ?, '', 'local', ?, ?, 0, ?)",
+                                (cur.lastrowid, JOB, sha,
+                                 f"planted-{i}-{run_index}" if sha == comment else f"planted-{i}", run_index, now))
+            db.execute("INSERT INTO sample_metrics (sample_id, name, value) VALUES (?, 'bench.ops_per_sec', ?)",
+                       (sample.lastrowid, value))
     db.commit()
     db.close()
 

@@ -122,7 +122,7 @@ int run_boot(const Args& args) {
     std::string option = key;
     std::replace(option.begin(), option.end(), '_', '-');
     if (auto value = args.get(option); !value.empty()) {
-      spec.settings[key] = lab::scalar_setting(key, value);
+      spec.settings[key] = lab::scalar_setting(value);
     }
   }
   auto machine = lab::make_machine(spec);

@@ -1,8 +1,8 @@
-#include "daemon/cost_history.hpp"
+#include "daemon/run/cost_history.hpp"
 
 #include <catch2/catch.hpp>
 
-using bisectd::daemon::CostHistory;
+using bisectd::daemon::run::CostHistory;
 
 TEST_CASE("CostHistory: defaults until observed, then medians per job", "[daemon]") {
   CostHistory costs;

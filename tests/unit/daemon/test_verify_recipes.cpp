@@ -1,4 +1,4 @@
-#include "daemon/visit_runner.hpp"
+#include "daemon/run/builds.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -6,6 +6,7 @@
 
 using namespace bisectd;
 using namespace bisectd::daemon;
+using namespace bisectd::daemon::run;
 
 TEST_CASE("recipe_for builds the verification variants") {
   Job kernel;

@@ -15,7 +15,9 @@ lab::MachineSpec spec_with(std::map<std::string, std::string> settings) {
   spec.backend = "qemu";
   spec.cpus = 2;
   spec.memory_mb = 512;
-  spec.settings = std::move(settings);
+  for (auto& [key, value] : settings) {
+    spec.settings[key] = lab::scalar_setting(std::move(value));
+  }
   return spec;
 }
 

@@ -215,7 +215,7 @@ TEST_CASE("lab::make_machine knows the local backend only by name", "[lab]") {
   CHECK_THAT(unknown.error().message, Catch::StartsWith("machine box: unknown backend 'warp' (known: local"));
 
   auto with_settings = make_spec("box");
-  with_settings.settings["host"] = "x";
+  with_settings.settings["host"] = lab::scalar_setting("x");
   auto bad = lab::make_machine(with_settings);
   REQUIRE_FALSE(bad);
   CHECK_THAT(bad.error().message, Catch::Contains("host"));

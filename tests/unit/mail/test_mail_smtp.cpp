@@ -1,7 +1,7 @@
 // Integration test: the libcurl SMTP transport against a real SMTP server (smtp_sink.py on python3-aiosmtpd)
 // on a free loopback port. Exits 125 (ctest: skipped) when python3 with aiosmtpd is not available.
 #define CATCH_CONFIG_RUNNER
-#include "daemon/mail_transport.hpp"
+#include "daemon/mail/transport.hpp"
 
 #include "base/process.hpp"
 #include "base/strings.hpp"
@@ -109,9 +109,9 @@ std::string message_with_id(const std::string& id) {
          "bye\r\n";
 }
 
-daemon::MailTransport smtp_transport(const SmtpSink& sink) {
-  daemon::MailTransport transport;
-  transport.kind = daemon::MailTransport::Kind::smtp;
+daemon::mail::Transport smtp_transport(const SmtpSink& sink) {
+  daemon::mail::Transport transport;
+  transport.kind = daemon::mail::Transport::Kind::smtp;
   transport.smtp_url = sink.url();
   transport.connect_timeout = 10s;
   transport.timeout = 30s;
@@ -126,7 +126,7 @@ TEST_CASE("smtp: a mail arrives once, with every envelope recipient and its body
   auto dir = temp_dir("smtp-sink-");
   SmtpSink sink(dir);
   REQUIRE(sink.port() > 0);
-  auto status = daemon::deliver(smtp_transport(sink), "bisectd@localhost", k_recipients, message_with_id("one"));
+  auto status = daemon::mail::deliver(smtp_transport(sink), "bisectd@localhost", k_recipients, message_with_id("one"));
   INFO((status ? std::string("ok") : status.error().message));
   REQUIRE(status);
   REQUIRE(sink.count() == 1);
@@ -142,7 +142,7 @@ TEST_CASE("smtp: LF-only messages are sent with CRLF line ends", "[smtp]") {
   auto dir = temp_dir("smtp-sink-");
   SmtpSink sink(dir);
   REQUIRE(sink.port() > 0);
-  REQUIRE(daemon::deliver(smtp_transport(sink), "bisectd@localhost", {"jane@example.org"},
+  REQUIRE(daemon::mail::deliver(smtp_transport(sink), "bisectd@localhost", {"jane@example.org"},
                           "Subject: lf\n\nline one\nline two\n"));
   REQUIRE(sink.count() == 1);
   CHECK(slurp(dir / "0001.eml").find("line one\r\nline two") != std::string::npos);
@@ -155,12 +155,12 @@ TEST_CASE("smtp: AUTH with user and password; a wrong password is a config error
   auto transport = smtp_transport(sink);
   transport.user = "robot";
   transport.password = "wrong";
-  auto denied = daemon::deliver(transport, "bisectd@localhost", {"jane@example.org"}, message_with_id("auth"));
+  auto denied = daemon::mail::deliver(transport, "bisectd@localhost", {"jane@example.org"}, message_with_id("auth"));
   REQUIRE_FALSE(denied);
   CHECK(denied.error().code == ErrorCode::invalid_config);
   CHECK(sink.count() == 0);
   transport.password = "s3cret";
-  auto sent = daemon::deliver(transport, "bisectd@localhost", {"jane@example.org"}, message_with_id("auth"));
+  auto sent = daemon::mail::deliver(transport, "bisectd@localhost", {"jane@example.org"}, message_with_id("auth"));
   INFO((sent ? std::string("ok") : sent.error().message));
   REQUIRE(sent);
   CHECK(sink.count() == 1);
@@ -171,12 +171,12 @@ TEST_CASE("smtp: a 4xx answer is unreachable; the retry delivers exactly once", 
   SmtpSink sink(dir, {"--fail-first", "1"});
   REQUIRE(sink.port() > 0);
   auto transport = smtp_transport(sink);
-  auto first = daemon::deliver(transport, "bisectd@localhost", k_recipients, message_with_id("retry"));
+  auto first = daemon::mail::deliver(transport, "bisectd@localhost", k_recipients, message_with_id("retry"));
   REQUIRE_FALSE(first);
   CHECK(first.error().code == ErrorCode::unreachable);
   CHECK(first.error().message.find("421") != std::string::npos);
   CHECK(sink.count() == 0);
-  REQUIRE(daemon::deliver(transport, "bisectd@localhost", k_recipients, message_with_id("retry")));
+  REQUIRE(daemon::mail::deliver(transport, "bisectd@localhost", k_recipients, message_with_id("retry")));
   CHECK(sink.count() == 1);
 }
 
@@ -188,16 +188,16 @@ TEST_CASE("smtp: server down is unreachable; after its restart the mail arrives 
     REQUIRE(sink.port() > 0);
     port = sink.port();
   }
-  daemon::MailTransport transport;
-  transport.kind = daemon::MailTransport::Kind::smtp;
+  daemon::mail::Transport transport;
+  transport.kind = daemon::mail::Transport::Kind::smtp;
   transport.smtp_url = "smtp://127.0.0.1:" + std::to_string(port);
   transport.connect_timeout = 10s;
-  auto down = daemon::deliver(transport, "bisectd@localhost", k_recipients, message_with_id("restart"));
+  auto down = daemon::mail::deliver(transport, "bisectd@localhost", k_recipients, message_with_id("restart"));
   REQUIRE_FALSE(down);
   CHECK(down.error().code == ErrorCode::unreachable);
   SmtpSink restarted(dir, {}, port);
   REQUIRE(restarted.port() == port);
-  REQUIRE(daemon::deliver(transport, "bisectd@localhost", k_recipients, message_with_id("restart")));
+  REQUIRE(daemon::mail::deliver(transport, "bisectd@localhost", k_recipients, message_with_id("restart")));
   CHECK(restarted.count() == 1);
 }
 
@@ -223,7 +223,7 @@ TEST_CASE("smtp: a rendered report reaches exactly the people from the culprit's
   std::vector<std::string> envelope;
   for (const auto* list : {&mail.to, &mail.cc}) {
     for (const auto& entry : *list) {
-      envelope.push_back(daemon::bare_address(entry));
+      envelope.push_back(daemon::mail::bare_address(entry));
     }
   }
   CHECK(envelope == std::vector<std::string>{"joerg@example.org", "jane@example.org", "maint@example.org",
@@ -231,7 +231,7 @@ TEST_CASE("smtp: a rendered report reaches exactly the people from the culprit's
   auto dir = temp_dir("smtp-sink-");
   SmtpSink sink(dir);
   REQUIRE(sink.port() > 0);
-  REQUIRE(daemon::deliver(smtp_transport(sink), daemon::bare_address(mail.from), envelope, mail.render()));
+  REQUIRE(daemon::mail::deliver(smtp_transport(sink), daemon::mail::bare_address(mail.from), envelope, mail.render()));
   REQUIRE(sink.count() == 1);
   CHECK(slurp(dir / "0001.env") ==
         "bisectd@localhost\njoerg@example.org\njane@example.org\nmaint@example.org\nlist@example.org\n");

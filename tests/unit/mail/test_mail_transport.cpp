@@ -1,4 +1,4 @@
-#include "daemon/mail_transport.hpp"
+#include "daemon/mail/transport.hpp"
 
 #include "base/strings.hpp"
 
@@ -51,18 +51,18 @@ std::filesystem::path fake_sendmail(const std::filesystem::path& dir, int code) 
 } // namespace
 
 TEST_CASE("daemon::bare_address", "[mail]") {
-  CHECK(daemon::bare_address("Jane Doe <j@x.org>") == "j@x.org");
-  CHECK(daemon::bare_address("\"Doe, Jane\" <j@x.org>") == "j@x.org");
-  CHECK(daemon::bare_address("  j@x.org ") == "j@x.org");
-  CHECK(daemon::bare_address("Jane <a@b> <j@x.org>") == "j@x.org");
+  CHECK(daemon::mail::bare_address("Jane Doe <j@x.org>") == "j@x.org");
+  CHECK(daemon::mail::bare_address("\"Doe, Jane\" <j@x.org>") == "j@x.org");
+  CHECK(daemon::mail::bare_address("  j@x.org ") == "j@x.org");
+  CHECK(daemon::mail::bare_address("Jane <a@b> <j@x.org>") == "j@x.org");
 }
 
 TEST_CASE("daemon::deliver mbox appends mboxrd entries", "[mail]") {
   auto dir = temp_dir("mail-mbox-");
-  daemon::MailTransport transport;
+  daemon::mail::Transport transport;
   transport.mbox_path = dir / "mail.mbox";
-  REQUIRE(daemon::deliver(transport, "bisectd@localhost", {"jane@example.org"}, k_message));
-  REQUIRE(daemon::deliver(transport, "bisectd@localhost", {"jane@example.org"}, k_message));
+  REQUIRE(daemon::mail::deliver(transport, "bisectd@localhost", {"jane@example.org"}, k_message));
+  REQUIRE(daemon::mail::deliver(transport, "bisectd@localhost", {"jane@example.org"}, k_message));
   std::string mbox = slurp(transport.mbox_path);
   CHECK(mbox.starts_with("From bisectd@localhost "));
   CHECK(count_lines_starting(mbox, "From ") == 2);            // only the separators
@@ -75,7 +75,7 @@ TEST_CASE("daemon::deliver mbox appends mboxrd entries", "[mail]") {
 
 TEST_CASE("daemon::deliver mbox keeps concurrent writers apart (flock)", "[mail]") {
   auto dir = temp_dir("mail-mbox-");
-  daemon::MailTransport transport;
+  daemon::mail::Transport transport;
   transport.mbox_path = dir / "mail.mbox";
   std::string big_body(200'000, 'x');
   std::vector<std::thread> threads;
@@ -84,7 +84,7 @@ TEST_CASE("daemon::deliver mbox keeps concurrent writers apart (flock)", "[mail]
       for (int i = 0; i < 5; ++i) {
         std::string message = "Subject: " + std::to_string(t) + "-" + std::to_string(i) + "\r\n\r\nbegin\r\n" +
                               big_body + "\r\nend\r\n";
-        (void)daemon::deliver(transport, "bisectd@localhost", {"jane@example.org"}, message);
+        (void)daemon::mail::deliver(transport, "bisectd@localhost", {"jane@example.org"}, message);
       }
     });
   }
@@ -107,14 +107,14 @@ TEST_CASE("daemon::deliver mbox keeps concurrent writers apart (flock)", "[mail]
 
 TEST_CASE("daemon::deliver mbox waits for another holder of the file lock", "[mail]") {
   auto dir = temp_dir("mail-mbox-");
-  daemon::MailTransport transport;
+  daemon::mail::Transport transport;
   transport.mbox_path = dir / "mail.mbox";
   int fd = ::open(transport.mbox_path.c_str(), O_WRONLY | O_CREAT, 0644);
   REQUIRE(fd >= 0);
   REQUIRE(::flock(fd, LOCK_EX) == 0); // e.g. a mail reader compacting the mailbox
   std::atomic<bool> done{false};
   std::thread writer([&] {
-    (void)daemon::deliver(transport, "bisectd@localhost", {"jane@example.org"}, k_message);
+    (void)daemon::mail::deliver(transport, "bisectd@localhost", {"jane@example.org"}, k_message);
     done = true;
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -128,9 +128,9 @@ TEST_CASE("daemon::deliver mbox waits for another holder of the file lock", "[ma
 }
 
 TEST_CASE("daemon::deliver mbox errors name the file", "[mail]") {
-  daemon::MailTransport transport;
+  daemon::mail::Transport transport;
   transport.mbox_path = "/nonexistent-dir-bisectd/mail.mbox";
-  auto status = daemon::deliver(transport, "bisectd@localhost", {"jane@example.org"}, k_message);
+  auto status = daemon::mail::deliver(transport, "bisectd@localhost", {"jane@example.org"}, k_message);
   REQUIRE_FALSE(status);
   CHECK(status.error().code == ErrorCode::io);
   CHECK(status.error().message.find("/nonexistent-dir-bisectd/mail.mbox") != std::string::npos);
@@ -138,18 +138,18 @@ TEST_CASE("daemon::deliver mbox errors name the file", "[mail]") {
 
 TEST_CASE("daemon::deliver rejects unsafe envelope addresses", "[mail]") {
   auto dir = temp_dir("mail-addr-");
-  daemon::MailTransport transport;
+  daemon::mail::Transport transport;
   transport.mbox_path = dir / "mail.mbox";
   for (const std::string bad : {"", "no-at-sign", "-oQ/tmp@x.org", "a b@x.org", "a@x.org\r\nRCPT TO:<v@e.org>",
                                 "<a@x.org>"}) {
-    auto as_rcpt = daemon::deliver(transport, "bisectd@localhost", {"ok@example.org", bad}, k_message);
+    auto as_rcpt = daemon::mail::deliver(transport, "bisectd@localhost", {"ok@example.org", bad}, k_message);
     REQUIRE_FALSE(as_rcpt);
     CHECK(as_rcpt.error().code == ErrorCode::invalid_input);
-    auto as_from = daemon::deliver(transport, bad, {"ok@example.org"}, k_message);
+    auto as_from = daemon::mail::deliver(transport, bad, {"ok@example.org"}, k_message);
     REQUIRE_FALSE(as_from);
     CHECK(as_from.error().code == ErrorCode::invalid_input);
   }
-  auto none = daemon::deliver(transport, "bisectd@localhost", {}, k_message);
+  auto none = daemon::mail::deliver(transport, "bisectd@localhost", {}, k_message);
   REQUIRE_FALSE(none);
   CHECK(none.error().message == "mail: no recipients");
   CHECK_FALSE(std::filesystem::exists(transport.mbox_path));
@@ -157,10 +157,10 @@ TEST_CASE("daemon::deliver rejects unsafe envelope addresses", "[mail]") {
 
 TEST_CASE("daemon::deliver sendmail passes the envelope as argv and the message on stdin", "[mail]") {
   auto dir = temp_dir("mail-sendmail-");
-  daemon::MailTransport transport;
-  transport.kind = daemon::MailTransport::Kind::sendmail;
+  daemon::mail::Transport transport;
+  transport.kind = daemon::mail::Transport::Kind::sendmail;
   transport.sendmail_path = fake_sendmail(dir, 0).string();
-  REQUIRE(daemon::deliver(transport, "bisectd@localhost", {"jane@example.org", "list@vger.kernel.org"}, k_message));
+  REQUIRE(daemon::mail::deliver(transport, "bisectd@localhost", {"jane@example.org", "list@vger.kernel.org"}, k_message));
   CHECK(slurp(transport.sendmail_path + ".args") ==
         "-i\n-f\nbisectd@localhost\n--\njane@example.org\nlist@vger.kernel.org\n");
   std::string input = slurp(transport.sendmail_path + ".stdin");
@@ -169,37 +169,37 @@ TEST_CASE("daemon::deliver sendmail passes the envelope as argv and the message 
 
   SECTION("EX_TEMPFAIL is retried later, other failures are not") {
     transport.sendmail_path = fake_sendmail(dir, 75).string();
-    auto temp = daemon::deliver(transport, "bisectd@localhost", {"jane@example.org"}, k_message);
+    auto temp = daemon::mail::deliver(transport, "bisectd@localhost", {"jane@example.org"}, k_message);
     REQUIRE_FALSE(temp);
     CHECK(temp.error().code == ErrorCode::unreachable);
     CHECK(temp.error().message.find("fake sendmail says hi") != std::string::npos);
     transport.sendmail_path = fake_sendmail(dir, 1).string();
-    auto hard = daemon::deliver(transport, "bisectd@localhost", {"jane@example.org"}, k_message);
+    auto hard = daemon::mail::deliver(transport, "bisectd@localhost", {"jane@example.org"}, k_message);
     REQUIRE_FALSE(hard);
     CHECK(hard.error().code == ErrorCode::generic);
     CHECK(hard.error().message.find('\n') == std::string::npos);
   }
   SECTION("a missing sendmail is an error naming it") {
     transport.sendmail_path = (dir / "no-such-sendmail").string();
-    auto missing = daemon::deliver(transport, "bisectd@localhost", {"jane@example.org"}, k_message);
+    auto missing = daemon::mail::deliver(transport, "bisectd@localhost", {"jane@example.org"}, k_message);
     REQUIRE_FALSE(missing);
     CHECK(missing.error().message.find("no-such-sendmail") != std::string::npos);
   }
 }
 
 TEST_CASE("daemon::deliver smtp: connection refused is unreachable (retry later)", "[mail]") {
-  daemon::MailTransport transport;
-  transport.kind = daemon::MailTransport::Kind::smtp;
+  daemon::mail::Transport transport;
+  transport.kind = daemon::mail::Transport::Kind::smtp;
   transport.smtp_url = "smtp://user:secret@127.0.0.1:" + std::to_string(testing::unused_port());
   transport.connect_timeout = std::chrono::seconds(5);
-  auto status = daemon::deliver(transport, "bisectd@localhost", {"jane@example.org"}, k_message);
+  auto status = daemon::mail::deliver(transport, "bisectd@localhost", {"jane@example.org"}, k_message);
   REQUIRE_FALSE(status);
   CHECK(status.error().code == ErrorCode::unreachable);
   CHECK(status.error().message.starts_with("smtp smtp://127.0.0.1:"));
   CHECK(status.error().message.find("secret") == std::string::npos);
 
   transport.smtp_url = "http://127.0.0.1:25";
-  auto wrong = daemon::deliver(transport, "bisectd@localhost", {"jane@example.org"}, k_message);
+  auto wrong = daemon::mail::deliver(transport, "bisectd@localhost", {"jane@example.org"}, k_message);
   REQUIRE_FALSE(wrong);
   CHECK(wrong.error().code == ErrorCode::invalid_config);
 }

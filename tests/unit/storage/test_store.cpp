@@ -2,6 +2,8 @@
 
 #include "base/fs.hpp"
 #include "storage/schema.hpp"
+#include "storage/sqlite.hpp"
+#include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -21,7 +23,7 @@ RequestRow request(const std::string& commit, const std::string& group = "local"
   r.tree = "demo";
   r.job = "job";
   r.commit = commit;
-  r.purpose = "bisect";
+  r.purpose = Purpose::bisect;
   r.machine_group = group;
   r.runs = 3;
   return r;
@@ -35,7 +37,7 @@ SampleRow sample(const std::string& commit, int run) {
   s.machine = "m0";
   s.boot_id = "boot-1";
   s.run = run;
-  s.metrics_json = R"({"x": 1.5})";
+  s.metrics = {{"x", 1.5}};
   return s;
 }
 
@@ -68,18 +70,18 @@ TEST_CASE("storage::Store queue: claim, finish, requeue after a crash", "[storag
   auto claimed = t.store->claim_request("local", "m0").value();
   REQUIRE(claimed);
   CHECK(claimed->id == first);
-  CHECK(claimed->state == "building");
+  CHECK(claimed->state == RequestState::building);
   CHECK(claimed->attempts == 1);
 
   REQUIRE(t.store->finish_request(first, {sample("aaa", 0), sample("aaa", 1)}));
-  CHECK(t.store->request(first).value()->state == "done");
+  CHECK(t.store->request(first).value()->state == RequestState::done);
   CHECK(t.store->samples("job", {"aaa"}).value().size() == 2);
 
   // A claimed request whose daemon died goes back to the queue; nothing of it was stored.
   auto interrupted = t.store->claim_request("local", "m0").value();
   REQUIRE(interrupted->id == second);
   CHECK(t.store->requeue_interrupted().value() == 1);
-  CHECK(t.store->request(second).value()->state == "queued");
+  CHECK(t.store->request(second).value()->state == RequestState::queued);
   CHECK(t.store->samples("job", {"bbb"}).value().empty());
 }
 
@@ -90,7 +92,7 @@ TEST_CASE("storage::Store finish_request is all or nothing", "[storage]") {
   auto status = t.store->finish_request(id, {sample("aaa", 0), sample("aaa", 0)});
   REQUIRE_FALSE(status);
   CHECK(t.store->samples("job", {"aaa"}).value().empty());
-  CHECK(t.store->request(id).value()->state == "queued");
+  CHECK(t.store->request(id).value()->state == RequestState::queued);
 }
 
 TEST_CASE("storage::Store pinned requests go only to their machine", "[storage]") {
@@ -112,49 +114,178 @@ TEST_CASE("storage::Store finishing a bisection queues exactly one mail", "[stor
   b.good = b.range_good = "aaa";
   b.bad = b.range_bad = "bbb";
   b.id = t.store->add_bisection(b).value();
-  b.state = "found";
+  b.state = BisectionState::found;
   b.culprit = "ccc";
   ReportRow report;
   report.subject = "s";
   report.sender = "bisectd <b@localhost>";
-  report.to_json = "[]";
-  report.cc_json = "[]";
   report.message_id = "<1@localhost>";
   report.text = "mail";
   REQUIRE(t.store->finish_bisection(b, report));
-  CHECK(t.store->bisection(b.id).value()->state == "found");
+  CHECK(t.store->bisection(b.id).value()->state == BisectionState::found);
   auto due = t.store->due_mail(std::numeric_limits<std::int64_t>::max()).value();
   REQUIRE(due.size() == 1);
   REQUIRE(t.store->mark_mail_sent(due[0].first.id));
   CHECK(t.store->due_mail(std::numeric_limits<std::int64_t>::max()).value().empty());
   CHECK(t.store->report(b.id).value()->sent);
   // A second report for the same bisection is refused, and the bisection row is not changed half-way.
-  b.state = "failed";
+  b.state = BisectionState::failed;
   report.message_id = "<2@localhost>";
   REQUIRE_FALSE(t.store->finish_bisection(b, report));
-  CHECK(t.store->bisection(b.id).value()->state == "found");
+  CHECK(t.store->bisection(b.id).value()->state == BisectionState::found);
 }
 
 TEST_CASE("storage::migrate refuses a database from a newer bisectd", "[storage]") {
   TempStore t;
-  REQUIRE(t.store->connection().exec("PRAGMA user_version = 99"));
-  auto status = migrate(t.store->connection());
+  auto connection = Connection::open(t.dir / "bisectd.db").value();
+  REQUIRE(connection->exec("PRAGMA user_version = 99"));
+  auto status = migrate(*connection);
   REQUIRE_FALSE(status);
   CHECK(status.error().message.find("newer") != std::string::npos);
 }
 
 TEST_CASE("storage::Store detections: state changes keep or replace the measured change", "[storage]") {
   TempStore t;
-  DetectionRow d{0, "demo", "master", "job", "good1", "bad1", "x", "confirming", -0.20, 0.01, 0, 0};
+  DetectionRow d{0, "demo", "master", "job", "good1", "bad1", "x", DetectionState::confirming, -0.20, 0.01, 0, 0};
   auto id = t.store->add_detection(d);
   REQUIRE(id.has_value());
-  REQUIRE(t.store->set_detection_state(*id, "confirming", 0).has_value());
+  REQUIRE(t.store->set_detection_state(*id, DetectionState::confirming, 0).has_value());
   CHECK(t.store->detection("demo", "job", "good1", "bad1").value()->change == Approx(-0.20));
-  REQUIRE(t.store->set_detection_state(*id, "confirmed", 7, -0.58).has_value());
+  REQUIRE(t.store->set_detection_state(*id, DetectionState::confirmed, 7, -0.58).has_value());
   auto stored = t.store->detection("demo", "job", "good1", "bad1").value();
   REQUIRE(stored.has_value());
-  CHECK(stored->state == "confirmed");
+  CHECK(stored->state == DetectionState::confirmed);
   CHECK(stored->bisection_id == 7);
   CHECK(stored->change == Approx(-0.58)); // the interleaved confirmation's estimate
   CHECK_FALSE(t.store->detection("demo", "job", "good1", "other").value().has_value());
+}
+
+TEST_CASE("storage::Store keeps a sample's metrics and answers one metric at a time", "[storage]") {
+  TempStore t;
+  auto id = t.store->enqueue(request("aaa")).value();
+  auto s0 = sample("aaa", 0);
+  s0.metrics = {{"ops", 101.5}, {"proc-vmstat.pgfault", 12345}};
+  auto s1 = sample("aaa", 1);
+  s1.metrics = {{"ops", 99.5}};
+  s1.verification = true;
+  REQUIRE(t.store->finish_request(id, {s0, s1}));
+  auto all = t.store->samples("job", {"aaa"}).value();
+  REQUIRE(all.size() == 2);
+  CHECK(all[0].metrics == s0.metrics);
+  CHECK(all[1].metrics == s1.metrics);
+  auto ops = t.store->metric_samples("job", {"aaa"}, "ops").value();
+  REQUIRE(ops.size() == 2);
+  CHECK(ops[0].value == 101.5);
+  CHECK(ops[0].boot_id == "boot-1");
+  CHECK(ops[1].verification);
+  CHECK(t.store->metric_samples("job", {"aaa"}, "proc-vmstat.pgfault").value().size() == 1);
+  CHECK(t.store->metric_samples("job", {"aaa"}, "missing").value().empty());
+  CHECK(t.store->request_metric_samples({id}, "ops").value().size() == 2);
+}
+
+TEST_CASE("storage::Store flags count per kind and decide the skip rule", "[storage]") {
+  TempStore t;
+  CHECK_FALSE(t.store->flags("job", "aaa").value().is_skipped());
+  CHECK(t.store->add_flag("job", "aaa", "", CommitFlag::unbootable, "panic").value() == 1);
+  CHECK_FALSE(t.store->flags("job", "aaa").value().is_skipped()); // one boot failure may be the machine's
+  CHECK(t.store->add_flag("job", "aaa", "", CommitFlag::unbootable, "panic").value() == 2);
+  CHECK(t.store->flags("job", "aaa").value().is_skipped());
+  CHECK(t.store->add_flag("job", "bbb", "", CommitFlag::unbuildable, "make").value() == 1);
+  CHECK(t.store->flags("job", "bbb").value().is_skipped());
+  CHECK_FALSE(t.store->flags("job", "bbb", "layout").value().is_skipped()); // per variant
+}
+
+TEST_CASE("storage::Store keeps a bisection's working state in columns and marks", "[storage]") {
+  TempStore t;
+  BisectionRow b;
+  b.tree = "demo";
+  b.job = "job";
+  b.metric = "x";
+  b.good = b.range_good = "aaa";
+  b.bad = b.range_bad = "bbb";
+  b.id = t.store->add_bisection(b).value();
+  REQUIRE(t.store->exclude_commit(b.id, "ccc"));
+  REQUIRE(t.store->exclude_commit(b.id, "ccc")); // a set: twice is once
+  REQUIRE(t.store->add_prebuilt(b.id, "ddd"));
+  b.merge = "eee";
+  b.verification_json = R"({"confirm": "holds"})";
+  REQUIRE(t.store->update_bisection(b));
+  auto stored = t.store->bisection(b.id).value();
+  REQUIRE(stored);
+  CHECK(stored->excluded == std::set<std::string>{"ccc"});
+  CHECK(stored->prebuilt == std::set<std::string>{"ddd"});
+  CHECK(stored->merge == "eee");
+  CHECK(stored->verification_json == R"({"confirm": "holds"})");
+  CHECK(t.store->bisections("demo", BisectionState::running).value().size() == 1);
+  CHECK(t.store->bisections("", BisectionState::found).value().empty());
+}
+
+TEST_CASE("storage::Store keeps lists of strings with any characters", "[storage]") {
+  TempStore t;
+  TreeRow tree;
+  tree.name = "demo";
+  tree.url = "/tmp/demo";
+  tree.job = "job";
+  tree.branches = {"master", "for-next"};
+  tree.notify = {"\"Doe, Jane\" <j@x.org>", "back\\slash\ttab", "Grüße <g@x.org>"};
+  REQUIRE(t.store->add_tree(tree, JobRow{"job", "/x/job.yaml", "name: job", 0}));
+  auto stored = t.store->tree("demo").value();
+  REQUIRE(stored);
+  CHECK(stored->branches == tree.branches);
+  CHECK(stored->notify == tree.notify);
+  CHECK(stored->mail_cc.empty());
+}
+
+TEST_CASE("storage::migrate moves schema 1's JSON state into columns, rows and marks", "[storage]") {
+  test::TempDir tmp;
+  auto file = tmp.path() / "old.db";
+  {
+    auto connection = Connection::open(file).value();
+    REQUIRE(migrate(*connection, 1));
+    REQUIRE(connection->exec(R"sql(
+      INSERT INTO requests (id, tree, job, commit_sha, purpose, machine_group, runs, state, created_at, updated_at)
+        VALUES (1, 'demo', 'job', 'aaa', 'bisect', 'local', 2, 'done', 0, 0);
+      INSERT INTO samples (request_id, tree, job, commit_sha, machine, boot_id, run, metrics, created_at)
+        VALUES (1, 'demo', 'job', 'aaa', 'm0', 'b1', 0, '{"ops": 10.5, "name": "text is not a metric"}', 0),
+               (1, 'demo', 'job', 'aaa', 'm0', 'b1', 1, 'not json', 0);
+      INSERT INTO bisections (id, tree, branch, job, metric, good, bad, range_good, range_bad, state, result,
+                              origin, created_at)
+        VALUES (1, 'demo', 'master', 'job', 'ops', 'aaa', 'bbb', 'aaa', 'bbb', 'running',
+                '{"verdict": "need_runs", "merge": "mmm", "excluded": ["x1", "x2"], "prebuilt": ["p1"],
+                  "verification": {"confirm": "line"}}', 'manual', 0);
+    )sql"));
+  }
+  auto store = Store::open(file).value();
+  auto samples = store->samples("job", {"aaa"}).value();
+  REQUIRE(samples.size() == 2);
+  CHECK(samples[0].metrics == std::map<std::string, double>{{"ops", 10.5}});
+  CHECK(samples[1].metrics.empty());
+  auto b = store->bisection(1).value();
+  REQUIRE(b);
+  CHECK(b->merge == "mmm");
+  CHECK(b->excluded == std::set<std::string>{"x1", "x2"});
+  CHECK(b->prebuilt == std::set<std::string>{"p1"});
+  CHECK(b->verification_json == R"({"confirm":"line"})");
+  CHECK(b->result_json == R"({"verdict":"need_runs"})");
+}
+
+TEST_CASE("storage states round-trip through their stored names", "[storage]") {
+  for (auto s : {RequestState::queued, RequestState::building, RequestState::running, RequestState::done,
+                 RequestState::failed}) {
+    CHECK(parse_request_state(to_string(s)) == s);
+  }
+  CHECK(is_open(RequestState::running));
+  CHECK_FALSE(is_open(RequestState::done));
+  CHECK(is_waiting(RequestState::building));
+  CHECK_FALSE(is_waiting(RequestState::running));
+  for (auto p : {Purpose::watch, Purpose::confirm, Purpose::bisect, Purpose::verify}) {
+    CHECK(parse_purpose(to_string(p)) == p);
+  }
+  CHECK(to_string(BisectionState::not_found) == "not_found");
+  CHECK(parse_bisection_state("found") == BisectionState::found);
+  CHECK(parse_detection_state("rejected") == DetectionState::rejected);
+  CHECK(parse_origin("detect") == Origin::detect);
+  CHECK(parse_outbox_state("sending") == OutboxState::sending);
+  CHECK_FALSE(parse_request_state("finished"));
+  CHECK_FALSE(parse_commit_flag(""));
 }

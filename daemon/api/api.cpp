@@ -1,0 +1,70 @@
+// The route table, authentication and dispatch of the HTTP API.
+#include "daemon/api/api.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <array>
+
+namespace bisectd::daemon::api {
+
+namespace {
+
+constexpr std::array<Route<ApiContext>, 12> k_routes{{
+  {"GET", "/api/v1/status", &get_status},
+  {"GET", "/api/v1/machines", &get_machines},
+  {"GET", "/api/v1/jobs", &get_jobs},
+  {"GET", "/api/v1/trees", &get_trees},
+  {"POST", "/api/v1/trees", &post_tree},
+  {"DELETE", "/api/v1/trees/{name}", &delete_tree},
+  {"GET", "/api/v1/bisections", &get_bisections},
+  {"POST", "/api/v1/bisections", &post_bisection},
+  {"GET", "/api/v1/bisections/{id}", &get_bisection},
+  {"GET", "/api/v1/bisections/{id}/report", &get_report},
+  {"GET", "/api/v1/results/{commit}", &get_results},
+  {"GET", "/api/v1/noise", &get_noise},
+}};
+
+bool is_number(const std::string& text) {
+  return !text.empty() && text.size() <= 18 && std::all_of(text.begin(), text.end(), ::isdigit);
+}
+
+} // namespace
+
+HttpResponse Api::handle(const HttpRequest& request) {
+  try {
+    return route(request);
+  } catch (const std::exception& e) {
+    spdlog::error("api {} {}: {}", request.method, request.target, e.what());
+    return error_response(500, std::string("internal error: ") + e.what());
+  }
+}
+
+HttpResponse Api::route(const HttpRequest& request) {
+  auto question = request.target.find('?');
+  auto path = request.target.substr(0, question);
+  // Reads are open; every other method writes and needs the token, whatever the path.
+  if (request.method != "GET" && (m_token.empty() || request.authorization != "Bearer " + m_token)) {
+    return error_response(401, "a valid token is required for " + request.method + " (Authorization: Bearer ...)");
+  }
+  Call call;
+  call.query = parse_query(question == std::string::npos ? "" : request.target.substr(question + 1));
+  for (const auto& route : k_routes) {
+    if (route.method != request.method || !match_path(route.pattern, path, call.params)) {
+      continue;
+    }
+    if (call.params.contains("id") && !is_number(call.params["id"])) {
+      return error_response(400, "bisection id must be a number, not '" + call.params["id"] + "'");
+    }
+    if (request.method == "POST") {
+      call.body = nlohmann::json::parse(request.body, nullptr, false);
+      if (call.body.is_discarded() || !call.body.is_object()) {
+        return error_response(400, "the request body must be a JSON object");
+      }
+    }
+    return route.handler(m_context, call);
+  }
+  return error_response(404, "no such endpoint: " + (request.method == "GET" ? "" : request.method + " ") + path);
+}
+
+} // namespace bisectd::daemon::api

@@ -1,0 +1,26 @@
+#pragma once
+// The HTTP API of docs/API.md as plain request → response functions: a route table (api.cpp) over one file per
+// resource. Handlers run on a worker thread.
+
+#include "daemon/api/http.hpp"
+#include "daemon/api/resources.hpp"
+
+#include <string>
+
+namespace bisectd::daemon::api {
+
+class Api {
+public:
+  Api(ApiContext context, std::string token) : m_context(std::move(context)), m_token(std::move(token)) {}
+
+  // Never throws: a handler's exception becomes a 500 with a one-line error.
+  HttpResponse handle(const HttpRequest& request);
+
+private:
+  HttpResponse route(const HttpRequest& request);
+
+  ApiContext m_context;
+  std::string m_token;
+};
+
+} // namespace bisectd::daemon::api

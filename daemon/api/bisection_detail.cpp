@@ -1,0 +1,124 @@
+// GET /api/v1/bisections/ID: the summary plus tested commits, events and the engine's result.
+#include "daemon/api/resources.hpp"
+
+#include "base/clock.hpp"
+#include "daemon/api/views.hpp"
+#include "report/change_table.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace bisectd::daemon::api {
+
+using nlohmann::json;
+
+namespace {
+
+std::string subject_of(vcs::Repo& repo, const std::string& sha) {
+  auto commit = repo.commit(sha);
+  return commit ? commit->subject : std::string();
+}
+
+struct CommitView {
+  std::string sha, subject;
+  std::vector<double> samples;
+  bool skipped = false, pending = false;
+};
+
+json commit_json(const CommitView& c, std::size_t index, std::optional<std::size_t> culprit) {
+  std::string status = "untested";
+  if (c.skipped) {
+    status = "skipped";
+  } else if (c.pending) {
+    status = "pending";
+  } else if (!c.samples.empty()) {
+    status = !culprit ? "tested" : (index < *culprit ? "good" : "bad");
+  }
+  double mean = report::mean(c.samples);
+  double sd_pct = mean == 0 ? 0 : 100.0 * report::population_stddev(c.samples) / mean; // LKP: population sigma
+  return json{{"commit", c.sha}, {"subject", c.subject}, {"index", index},  {"status", status},
+              {"samples", c.samples}, {"mean", mean}, {"stddev_pct", sd_pct}};
+}
+
+// The chain's commits with their subjects and the culprit's subject.
+Status load_chain(TreeRepos& repos, const storage::BisectionRow& b, std::vector<CommitView>& chain,
+                  std::string& culprit_subject) {
+  return repos.with_repo(b.tree, [&](vcs::Repo& repo) -> Status {
+    BISECTD_TRY_ASSIGN(auto shas, repo.first_parent_chain(b.range_good, b.range_bad));
+    for (const auto& sha : shas) {
+      chain.push_back({sha, subject_of(repo, sha), {}, false, false});
+    }
+    if (!b.culprit.empty()) {
+      culprit_subject = subject_of(repo, b.culprit);
+    }
+    return {};
+  });
+}
+
+// Samples, skip and pending state of each chain commit; the culprit's index.
+std::optional<std::size_t> fill_chain(ApiContext& c, const storage::BisectionRow& b, std::vector<CommitView>& chain) {
+  std::optional<std::size_t> culprit_index;
+  auto requests = c.queue.requests_for_bisection(b.id).value_or(std::vector<storage::RequestRow>{});
+  for (std::size_t i = 0; i < chain.size(); ++i) {
+    auto& view = chain[i];
+    for (const auto& s : c.samples.metric_samples(b.job, {view.sha}, b.metric).value_or(std::vector<storage::MetricSample>{})) {
+      if (s.value > 0) {
+        view.samples.push_back(s.value);
+      }
+    }
+    view.skipped = c.samples.flags(b.job, view.sha).value_or(storage::CommitFlags{}).is_skipped();
+    view.pending = std::any_of(requests.begin(), requests.end(),
+                               [&](const auto& r) { return r.commit == view.sha && r.is_open(); });
+    if (view.sha == b.culprit) {
+      culprit_index = i;
+    }
+  }
+  return culprit_index;
+}
+
+} // namespace
+
+HttpResponse get_bisection(ApiContext& c, const Call& call) {
+  auto id = std::stoll(call.params.at("id"));
+  auto row = c.bisections.bisection(id);
+  if (!row || !*row) {
+    return error_response(404, "bisection " + std::to_string(id) + " not found");
+  }
+  const auto& b = **row;
+  std::vector<CommitView> chain;
+  std::string culprit_subject;
+  auto loaded = load_chain(c.repos, b, chain, culprit_subject);
+  auto out = bisection_summary(b, culprit_subject);
+  auto culprit_index = loaded ? fill_chain(c, b, chain) : std::nullopt;
+  json tested = json::array();
+  for (std::size_t i = 0; i < chain.size(); ++i) {
+    if (!chain[i].samples.empty() || chain[i].skipped || chain[i].pending) {
+      tested.push_back(commit_json(chain[i], i, culprit_index));
+    }
+  }
+  auto result = json::parse(b.result_json, nullptr, false);
+  if (!result.is_object()) {
+    result = json::object();
+  }
+  auto verification = json::parse(b.verification_json, nullptr, false);
+  out["credible_set"] = result.value("credible_set", json::array());
+  out["shift"] = result.value("shift", json::object());
+  out["verification"] = verification.is_object() ? verification : json::object();
+  out["verdict"] = result.value("verdict", "");
+  out["merge"] = null_if_empty(b.merge); // the merge the search recursed through, if any
+  out["trace"] = result.value("trace", json::array());
+  out["chain_length"] = chain.size();
+  out["tested"] = tested;
+  out["error"] = b.error.empty() ? json(nullptr) : json(b.error);
+  if (!loaded) {
+    out["error"] = loaded.error().message;
+  }
+  json events = json::array();
+  for (const auto& e : c.bisections.events(b.id).value_or(std::vector<storage::EventRow>{})) {
+    events.push_back({{"at", base::iso8601_utc(e.at)}, {"message", e.message}});
+  }
+  out["events"] = events;
+  return json_response(200, out);
+}
+
+} // namespace bisectd::daemon::api

@@ -1,0 +1,70 @@
+// GET (list), POST (start) of bisections, and a bisection's report.
+#include "daemon/api/resources.hpp"
+
+#include "daemon/api/views.hpp"
+
+namespace bisectd::daemon::api {
+
+using nlohmann::json;
+
+HttpResponse get_bisections(ApiContext& c, const Call& call) {
+  auto tree = call.query_or("tree");
+  auto state_name = call.query_or("state");
+  auto state = storage::parse_bisection_state(state_name);
+  if (!state_name.empty() && !state) {
+    return json_response(200, {{"bisections", json::array()}}); // no bisection is in a state that does not exist
+  }
+  auto rows = c.bisections.bisections(tree, state);
+  if (!rows) {
+    return error_response(500, rows.error().message);
+  }
+  json out = json::array();
+  for (const auto& b : *rows) {
+    out.push_back(bisection_summary(b, ""));
+  }
+  return json_response(200, {{"bisections", out}});
+}
+
+HttpResponse get_report(ApiContext& c, const Call& call) {
+  auto id = std::stoll(call.params.at("id"));
+  auto row = c.bisections.report(id);
+  if (!row || !*row) {
+    return error_response(404, "bisection " + std::to_string(id) + " has no report (yet)");
+  }
+  const auto& r = **row;
+  return json_response(200, {{"subject", r.subject},
+                             {"from", r.sender},
+                             {"to", r.to},
+                             {"cc", r.cc},
+                             {"message_id", r.message_id},
+                             {"in_reply_to", null_if_empty(r.in_reply_to)},
+                             {"body", r.body},
+                             {"text", r.text},
+                             {"sent", r.sent}});
+}
+
+HttpResponse post_bisection(ApiContext& c, const Call& call) {
+  const auto& body = call.body;
+  auto tree_name = body.value("tree", "");
+  auto tree = c.trees.tree(tree_name);
+  if (!tree || !*tree) {
+    return error_response(404, "tree: '" + tree_name + "' not found");
+  }
+  auto good = body.value("good", "");
+  auto bad = body.value("bad", "");
+  if (good.empty() || bad.empty()) {
+    return error_response(400, good.empty() ? "good: missing" : "bad: missing");
+  }
+  auto job = body.value("job", (*tree)->job);
+  if (job.empty()) {
+    job = (*tree)->job;
+  }
+  std::string branch = (*tree)->branches.empty() ? "" : (*tree)->branches.front();
+  auto id = c.starter.start({tree_name, branch, good, bad, job, "", storage::Origin::manual});
+  if (!id) {
+    return error_response(id.error());
+  }
+  return json_response(201, {{"id", *id}});
+}
+
+} // namespace bisectd::daemon::api

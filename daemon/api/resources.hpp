@@ -1,0 +1,56 @@
+#pragma once
+// The API's resources, one handler per route (the table is in api.cpp). Each reads or writes through the
+// collaborators in ApiContext.
+
+#include "daemon/api/router.hpp"
+#include "daemon/core/bisection_starter.hpp"
+#include "daemon/core/job_catalog.hpp"
+#include "daemon/core/lab_view.hpp"
+#include "daemon/core/tree_repos.hpp"
+#include "daemon/core/wake.hpp"
+#include "storage/bisection_store.hpp"
+#include "storage/queue_store.hpp"
+#include "storage/sample_store.hpp"
+#include "storage/tree_store.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+
+namespace bisectd::daemon::api {
+
+struct ApiContext {
+  storage::TreeStore& trees;
+  storage::QueueStore& queue;
+  storage::SampleStore& samples;
+  storage::BisectionStore& bisections;
+  TreeRepos& repos;
+  JobCatalog& jobs;
+  const LabView& lab;
+  BisectionStarter& starter;
+  Wake wake;
+  std::filesystem::path configs_dir;    // where job-relative paths fall back to
+  std::chrono::seconds poll_interval;   // a new tree's default
+  std::filesystem::path data_dir;       // shown by status
+  std::int64_t started_at = 0;          // unix time, for status' uptime
+};
+
+// status.cpp
+HttpResponse get_status(ApiContext& c, const Call& call);
+HttpResponse get_machines(ApiContext& c, const Call& call);
+HttpResponse get_jobs(ApiContext& c, const Call& call);
+// trees.cpp
+HttpResponse get_trees(ApiContext& c, const Call& call);
+HttpResponse post_tree(ApiContext& c, const Call& call);
+HttpResponse delete_tree(ApiContext& c, const Call& call);
+// bisections.cpp
+HttpResponse get_bisections(ApiContext& c, const Call& call);
+HttpResponse post_bisection(ApiContext& c, const Call& call);
+HttpResponse get_report(ApiContext& c, const Call& call);
+// bisection_detail.cpp
+HttpResponse get_bisection(ApiContext& c, const Call& call);
+// results.cpp
+HttpResponse get_results(ApiContext& c, const Call& call);
+HttpResponse get_noise(ApiContext& c, const Call& call);
+
+} // namespace bisectd::daemon::api

@@ -1,0 +1,79 @@
+// GET a commit's samples and a job's noise.
+#include "daemon/api/resources.hpp"
+
+#include "bisect/detect.hpp"
+#include "daemon/api/views.hpp"
+
+namespace bisectd::daemon::api {
+
+using nlohmann::json;
+
+HttpResponse get_results(ApiContext& c, const Call& call) {
+  const auto& commit = call.params.at("commit");
+  if (commit.size() < 7 || commit.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    return error_response(400, "commit: '" + commit + "' must be at least 7 hex digits");
+  }
+  auto rows = c.samples.samples_for_commit_prefix(commit, call.query_or("tree"));
+  if (!rows) {
+    return error_response(500, rows.error().message);
+  }
+  json samples = json::array();
+  for (const auto& s : *rows) {
+    samples.push_back({{"job", s.job},
+                       {"commit", s.commit},
+                       {"variant", s.variant},
+                       {"machine", s.machine},
+                       {"boot_id", s.boot_id},
+                       {"run", s.run},
+                       {"metrics", s.metrics},
+                       {"created_at", iso_or_null(s.created_at)}});
+  }
+  return json_response(200, {{"commit", commit}, {"samples", samples}});
+}
+
+HttpResponse get_noise(ApiContext& c, const Call& call) {
+  auto job_name = call.query_or("job");
+  auto tree = call.query_or("tree");
+  auto rows = c.samples.samples_for_job(job_name);
+  if (!rows) {
+    return error_response(500, rows.error().message);
+  }
+  // The shift the runs are sized for: the job's threshold (the smallest change that may open a bisection).
+  auto job = c.jobs.get(job_name);
+  double threshold = job ? (*job)->metrics.threshold : 0.0;
+  // One series per metric: commits in the order they were first measured.
+  std::map<std::string, std::vector<bisect::SeriesPoint>> series;
+  std::map<std::string, std::map<std::string, std::size_t>> position;
+  for (const auto& s : *rows) {
+    if ((!tree.empty() && s.tree != tree) || !s.variant.empty()) {
+      continue;
+    }
+    for (const auto& [name, value] : s.metrics) {
+      auto [it, inserted] = position[name].try_emplace(s.commit, series[name].size());
+      if (inserted) {
+        series[name].push_back({s.commit, {}});
+      }
+      series[name][it->second].samples.push_back(value);
+    }
+  }
+  json out = json::array();
+  for (const auto& [name, points] : series) {
+    auto estimate = bisect::estimate_noise(points);
+    json entry = {{"name", name},
+                  {"commits", estimate.commits},
+                  {"runs", estimate.runs},
+                  {"run_sigma_pct", 100.0 * estimate.run_sigma},
+                  {"commit_sigma_pct", 100.0 * estimate.commit_sigma},
+                  {"heavy_tailed", estimate.heavy_tailed},
+                  {"bimodal", estimate.bimodal}};
+    // -1: more runs per commit cannot make a threshold-sized shift visible (commit jitter alone is too big).
+    entry["runs_for_threshold"] = threshold > 0 ? json(estimate.runs_for(threshold)) : json(nullptr);
+    entry["confirm_runs_for_threshold"] = threshold > 0 ? json(estimate.confirm_runs_for(threshold)) : json(nullptr);
+    out.push_back(entry);
+  }
+  json body = {{"tree", tree}, {"job", job_name}, {"metrics", out}};
+  body["threshold"] = threshold > 0 ? json(threshold) : json(nullptr);
+  return json_response(200, body);
+}
+
+} // namespace bisectd::daemon::api

@@ -1,0 +1,63 @@
+// GET status, machines, jobs.
+#include "daemon/api/resources.hpp"
+
+#include "base/clock.hpp"
+#include "daemon/api/views.hpp"
+
+namespace bisectd::daemon::api {
+
+using nlohmann::json;
+
+namespace {
+
+json machines_json(const LabView& lab) {
+  json out = json::array();
+  for (const auto& m : lab.machines()) {
+    out.push_back({{"name", m.name},
+                   {"group", m.group},
+                   {"backend", m.backend},
+                   {"description", m.description},
+                   {"state", m.busy ? "busy" : "idle"},
+                   {"current", null_if_empty(m.current)}});
+  }
+  return out;
+}
+
+} // namespace
+
+HttpResponse get_machines(ApiContext& c, const Call&) { return json_response(200, {{"machines", machines_json(c.lab)}}); }
+
+HttpResponse get_status(ApiContext& c, const Call&) {
+  json queue = {{"queued", 0}, {"building", 0}, {"running", 0}, {"done", 0}, {"failed", 0}};
+  for (const auto& [state, n] : c.queue.request_counts().value_or(std::map<std::string, std::int64_t>{})) {
+    queue[state] = n;
+  }
+  json bisections = {{"running", 0}, {"found", 0}, {"not_found", 0}, {"failed", 0}};
+  for (const auto& b : c.bisections.bisections().value_or(std::vector<storage::BisectionRow>{})) {
+    auto state = std::string(to_string(b.state));
+    bisections[state] = bisections.value(state, 0) + 1;
+  }
+  return json_response(200, {{"version", BISECTD_VERSION},
+                             {"uptime_s", base::unix_now() - c.started_at},
+                             {"data_dir", c.data_dir.string()},
+                             {"queue", queue},
+                             {"bisections", bisections},
+                             {"machines", machines_json(c.lab)}});
+}
+
+HttpResponse get_jobs(ApiContext& c, const Call&) {
+  json out = json::array();
+  for (const auto& row : c.trees.jobs().value_or(std::vector<storage::JobRow>{})) {
+    json entry = {{"name", row.name}, {"path", row.path}, {"yaml", row.yaml}};
+    if (auto job = c.jobs.get(row.name)) {
+      entry["primary"] = (*job)->metrics.primary;
+      entry["direction"] = (*job)->metrics.direction == bisect::Direction::higher_is_better ? "higher_is_better"
+                                                                                            : "lower_is_better";
+      entry["threshold"] = (*job)->metrics.threshold;
+    }
+    out.push_back(entry);
+  }
+  return json_response(200, {{"jobs", out}});
+}
+
+} // namespace bisectd::daemon::api

@@ -1,0 +1,50 @@
+#include "daemon/api/views.hpp"
+
+#include "base/clock.hpp"
+
+namespace bisectd::daemon::api {
+
+using nlohmann::json;
+
+json null_if_empty(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
+
+json iso_or_null(std::int64_t unix_time) {
+  return unix_time == 0 ? json(nullptr) : json(base::iso8601_utc(unix_time));
+}
+
+json tree_json(const storage::TreeRow& tree, storage::TreeStore& store) {
+  json heads = json::object();
+  for (const auto& branch : tree.branches) {
+    auto head = store.head(tree.name, branch);
+    heads[branch] = head && *head ? null_if_empty((*head)->seen) : json(nullptr);
+  }
+  return json{{"name", tree.name},
+              {"url", tree.url},
+              {"branches", tree.branches},
+              {"job", tree.job},
+              {"notify", tree.notify},
+              {"poll_interval_s", tree.poll_interval_s},
+              {"created_at", iso_or_null(tree.created_at)},
+              {"heads", heads}};
+}
+
+json bisection_summary(const storage::BisectionRow& b, const std::string& culprit_subject) {
+  return json{{"id", b.id},
+              {"tree", b.tree},
+              {"branch", b.branch},
+              {"job", b.job},
+              {"metric", b.metric},
+              {"state", to_string(b.state)},
+              {"good", b.good},
+              {"bad", b.bad},
+              {"culprit", null_if_empty(b.culprit)},
+              {"culprit_subject", null_if_empty(culprit_subject)},
+              {"p_culprit", b.p_culprit},
+              {"runs", b.runs},
+              {"builds", b.builds},
+              {"created_at", iso_or_null(b.created_at)},
+              {"finished_at", iso_or_null(b.finished_at)},
+              {"origin", to_string(b.origin)}};
+}
+
+} // namespace bisectd::daemon::api

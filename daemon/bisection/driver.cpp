@@ -1,0 +1,354 @@
+#include "daemon/bisection/driver.hpp"
+
+#include "base/clock.hpp"
+#include "base/strings.hpp"
+
+#include <nlohmann/json.hpp>
+#include <spdlog/spdlog.h>
+
+#include <set>
+
+namespace bisectd::daemon::bisection {
+
+namespace {
+
+using nlohmann::json;
+using storage::BisectionState;
+
+BisectionState verdict_state(bisect::Verdict verdict) {
+  return verdict == bisect::Verdict::found ? BisectionState::found : BisectionState::not_found;
+}
+
+// The engine's summary as the API shows it (never read back by the daemon).
+std::string result_json(const std::vector<std::string>& chain, const bisect::Step& step) {
+  json set = json::array();
+  for (auto i : step.credible_set) {
+    set.push_back(chain[i]);
+  }
+  std::vector<std::string> tail(step.trace.end() - std::min<std::ptrdiff_t>(8, std::ssize(step.trace)),
+                                step.trace.end());
+  return json{{"verdict", bisect::to_string(step.verdict)},
+              {"credible_set", set},
+              {"shift", {{"estimate", step.shift}, {"low", step.shift_low}, {"high", step.shift_high}}},
+              {"p_no_change", step.p_no_change},
+              {"chain_length", chain.size()},
+              {"trace", tail}}
+    .dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+} // namespace
+
+std::size_t reference_parent(const std::vector<bisect::Candidate>& chain, std::size_t culprit) {
+  std::size_t i = culprit - 1;
+  while (i > 0 && chain[i].prior == 0 && !chain[i].skipped) {
+    --i;
+  }
+  for (std::size_t hops = 0; chain[i].same_as && *chain[i].same_as < chain.size() && hops < chain.size(); ++hops) {
+    i = *chain[i].same_as;
+  }
+  return i;
+}
+
+Result<std::int64_t> Driver::start(const BisectionStart& start) {
+  BISECTD_TRY_ASSIGN(auto job, m_parts.jobs.get(start.job));
+  storage::BisectionRow b;
+  b.tree = start.tree;
+  b.branch = start.branch;
+  b.job = start.job;
+  b.metric = start.metric.empty() ? job->metrics.primary : start.metric;
+  b.origin = start.origin;
+  BISECTD_TRY(m_parts.repos.with_repo(start.tree, [&](vcs::Repo& repo) -> Status {
+    auto good = repo.resolve(start.good);
+    if (!good) {
+      return make_error(ErrorCode::invalid_input, "good: unknown revision '" + start.good + "' in tree " + start.tree);
+    }
+    auto bad = repo.resolve(start.bad);
+    if (!bad) {
+      return make_error(ErrorCode::invalid_input, "bad: unknown revision '" + start.bad + "' in tree " + start.tree);
+    }
+    if (*good == *bad) {
+      return make_error(ErrorCode::invalid_input, "good and bad are the same commit " + base::short_sha(*good));
+    }
+    BISECTD_TRY_ASSIGN(bool ancestor, repo.is_ancestor(*good, *bad));
+    if (!ancestor) {
+      return make_error(ErrorCode::invalid_input,
+                        "good " + base::short_sha(*good) + " is not an ancestor of bad " + base::short_sha(*bad));
+    }
+    b.good = b.range_good = *good;
+    b.bad = b.range_bad = *bad;
+    return {};
+  }));
+  BISECTD_TRY_ASSIGN(auto id, m_stores.bisections.add_bisection(b));
+  (void)m_stores.bisections.add_event(id, "started (" + std::string(to_string(b.origin)) + "): good " +
+                                            base::short_sha(b.good) + ", bad " + base::short_sha(b.bad) +
+                                            ", metric " + b.metric);
+  spdlog::info("bisection {} started on {}: {}..{}", id, b.tree, base::short_sha(b.good), base::short_sha(b.bad));
+  if (m_wake) {
+    m_wake();
+  }
+  return id;
+}
+
+void Driver::advance_all() {
+  auto running = m_stores.bisections.bisections("", BisectionState::running);
+  if (!running) {
+    spdlog::error("bisections: {}", running.error().message);
+    return;
+  }
+  for (auto& b : *running) {
+    if (auto status = advance(b); !status) {
+      spdlog::error("bisection {}: {}", b.id, status.error().message);
+    }
+  }
+}
+
+Result<std::vector<std::string>> Driver::chain(const storage::BisectionRow& b) {
+  auto key = b.range_good + ".." + b.range_bad;
+  auto found = m_chains.find(b.id);
+  if (found != m_chains.end() && found->second.first == key) {
+    return found->second.second;
+  }
+  std::vector<std::string> chain;
+  BISECTD_TRY(m_parts.repos.with_repo(b.tree, [&](vcs::Repo& repo) -> Status {
+    BISECTD_TRY_ASSIGN(chain, repo.first_parent_chain(b.range_good, b.range_bad));
+    return {};
+  }));
+  m_chains[b.id] = {key, chain};
+  return chain;
+}
+
+// The chain's commits (skipped or excluded ones marked) and every sample of the bisection's metric on them.
+Status Driver::add_candidates(const Job& job, const storage::BisectionRow& b, const std::vector<std::string>& chain,
+                              bisect::Problem& problem) {
+  std::map<std::string, std::size_t> index;
+  for (std::size_t i = 0; i < chain.size(); ++i) {
+    index[chain[i]] = i;
+    bisect::Candidate candidate;
+    candidate.id = chain[i];
+    BISECTD_TRY_ASSIGN(auto flags, m_stores.samples.flags(job.name, chain[i]));
+    candidate.skipped = flags.is_skipped();
+    if (b.excluded.contains(chain[i])) {
+      candidate.prior = 0; // verified implausible: cannot be the change
+    }
+    problem.chain.push_back(candidate);
+  }
+  BISECTD_TRY_ASSIGN(auto samples, m_stores.samples.metric_samples(job.name, chain, b.metric));
+  std::set<std::size_t> built;
+  for (const auto& s : samples) {
+    if (s.value > 0) {
+      problem.samples.push_back({index[s.commit], s.value, s.boot_id, s.id, s.verification});
+      built.insert(index[s.commit]);
+    }
+  }
+  for (const auto& sha : b.prebuilt) { // built ahead by the prebuilder, not measured yet
+    if (index.contains(sha)) {
+      built.insert(index[sha]);
+    }
+  }
+  problem.settings.built.assign(built.begin(), built.end());
+  BISECTD_TRY_ASSIGN(auto requests, m_stores.queue.requests_for_bisection(b.id));
+  for (const auto& r : requests) {
+    if (r.is_open() && index.contains(r.commit)) {
+      problem.settings.in_flight.push_back(index[r.commit]);
+    }
+  }
+  return {};
+}
+
+void Driver::apply_settings(const storage::BisectionRow& b, const Job& job, int open_requests,
+                            bisect::Problem& problem) {
+  auto& s = problem.settings;
+  s.method = job.bisect.method;
+  s.direction = job.metrics.direction;
+  s.threshold = job.metrics.threshold;
+  s.delta = job.bisect.delta;
+  s.runs_per_visit = job.runs;
+  s.max_runs = job.bisect.max_runs;
+  s.max_builds = job.bisect.max_builds;
+  s.idle_machines = std::max(0, m_parts.lab.machines_in(job.machine_group) - open_requests);
+  s.verification_pairs = job.verify.confirm ? job.verify.pairs : 0;
+  m_parts.priors.apply_history(b, job, s);
+}
+
+Result<bisect::Problem> Driver::problem_for(const storage::BisectionRow& b, const Job& job,
+                                            const std::vector<std::string>& chain) {
+  bisect::Problem problem;
+  BISECTD_TRY(add_candidates(job, b, chain, problem));
+  apply_settings(b, job, static_cast<int>(problem.settings.in_flight.size()), problem);
+  auto dropped = m_parts.priors.apply_relevance(b, job, problem.chain);
+  if (dropped > 0 && m_relevance_told.insert({b.id, b.range_good + ".." + b.range_bad}).second) {
+    (void)m_stores.bisections.add_event(b.id, std::to_string(dropped) + " of " + std::to_string(chain.size() - 1) +
+                                                " commits touch no file the kernel build uses: never built");
+  }
+  m_parts.equivalence.apply(b, job, problem.chain); // identical builds share samples
+  return problem;
+}
+
+Status Driver::advance(storage::BisectionRow b) {
+  BISECTD_TRY_ASSIGN(auto job, m_parts.jobs.get(b.job));
+  auto chain_or = chain(b);
+  if (!chain_or) {
+    return fail(b, chain_or.error().message);
+  }
+  Tick t{std::move(b), job, *chain_or, {}, {}};
+  BISECTD_TRY_ASSIGN(t.problem, problem_for(t.b, *job, t.chain));
+  if (t.problem.chain.front().skipped || t.problem.chain.back().skipped) {
+    return fail(t.b, "an endpoint (good or bad) cannot be built or run; see `bisectctl results`");
+  }
+  t.step = bisect::next_step(t.problem);
+  t.b.runs = t.step.runs_used;
+  t.b.builds = t.step.builds_used;
+  t.b.p_culprit = t.step.p_culprit;
+  t.b.result_json = result_json(t.chain, t.step);
+  if (m_parts.prebuilder != nullptr) {
+    t.b.builds += m_parts.prebuilder->on_step(t.b, job, t.problem, t.step); // prebuilt, not measured yet
+  }
+  if (t.step.verdict == bisect::Verdict::need_runs) {
+    BISECTD_TRY(m_stores.bisections.update_bisection(t.b));
+    return enqueue_picks(t);
+  }
+  if (!t.problem.settings.in_flight.empty()) {
+    BISECTD_TRY(m_stores.bisections.update_bisection(t.b));
+    return {}; // let the runs in flight land first: they may still change the answer
+  }
+  return finish(t);
+}
+
+Status Driver::enqueue_picks(const Tick& t) {
+  const auto& open = t.problem.settings.in_flight;
+  std::set<std::size_t> in_flight(open.begin(), open.end());
+  for (const auto& pick : t.step.picks) {
+    if (in_flight.contains(pick.commit) || pick.runs <= 0) {
+      continue;
+    }
+    auto purpose = pick.verification ? storage::Purpose::verify : storage::Purpose::bisect;
+    auto r = make_request(*t.job, t.b.tree, t.chain[pick.commit], purpose, pick.runs);
+    r.bisection_id = t.b.id;
+    BISECTD_TRY(m_stores.queue.enqueue(r));
+    (void)m_stores.bisections.add_event(t.b.id, std::string(pick.verification ? "verify " : "test ") +
+                                                  base::short_sha(r.commit) + " x" + std::to_string(pick.runs) +
+                                                  " (P(culprit) " + std::to_string(t.step.p_culprit).substr(0, 5) +
+                                                  ")");
+  }
+  return {};
+}
+
+Result<bool> Driver::recurse_into_merge(storage::BisectionRow& b, const std::string& culprit) {
+  std::optional<std::pair<std::string, std::string>> range;
+  BISECTD_TRY(m_parts.repos.with_repo(b.tree, [&](vcs::Repo& repo) -> Status {
+    BISECTD_TRY_ASSIGN(range, repo.merged_range(culprit));
+    return {};
+  }));
+  if (!range) {
+    return false;
+  }
+  b.merge = culprit;
+  b.range_good = range->first;
+  b.range_bad = range->second;
+  BISECTD_TRY(m_stores.bisections.update_bisection(b));
+  (void)m_stores.bisections.add_event(b.id, "culprit " + base::short_sha(culprit) +
+                                              " is a merge: searching the merged branch " +
+                                              base::short_sha(b.range_good) + ".." + base::short_sha(b.range_bad));
+  return true;
+}
+
+// Verifies the found culprit; an implausible one is excluded and the search goes on without it.
+Result<Driver::Checked> Driver::check_culprit(Tick& t, std::optional<verify::Verification>& verification) {
+  auto culprit = *t.step.culprit;
+  BISECTD_TRY_ASSIGN(verification, m_parts.verifier.verify(t.b, *t.job, t.chain, culprit,
+                                                           reference_parent(t.problem.chain, culprit)));
+  if (!verification) {
+    BISECTD_TRY(m_stores.bisections.update_bisection(t.b));
+    return Checked::pending; // verification runs pending
+  }
+  t.b.verification_json = verification->details.dump(-1, ' ', false, json::error_handler_t::replace);
+  if (!verification->implausible) {
+    return Checked::verified;
+  }
+  BISECTD_TRY(m_stores.bisections.exclude_commit(t.b.id, t.chain[culprit]));
+  (void)m_stores.bisections.add_event(t.b.id, "culprit " + base::short_sha(t.chain[culprit]) + " is implausible (" +
+                                                base::join(verification->lines, "; ") + "): searching on without it");
+  BISECTD_TRY(m_stores.bisections.update_bisection(t.b));
+  return Checked::excluded;
+}
+
+// What the bisection concluded, for the report; sets the row's state and culprit.
+reporting::Conclusion Driver::conclude(Tick& t, const std::optional<verify::Verification>& verification) {
+  reporting::Conclusion c;
+  if (verification) {
+    c.verification = verification->lines;
+    c.layout_artefact = verification->layout_artefact;
+  }
+  c.chain = t.chain;
+  c.culprit = t.step.culprit.value_or(t.chain.size() - 1);
+  c.parent = c.culprit > 0 ? reference_parent(t.problem.chain, c.culprit) : 0;
+  c.culprit_sha = t.chain[c.culprit];
+  c.p_culprit = t.step.p_culprit;
+  c.credible_set = t.step.credible_set;
+  c.confident = t.step.verdict == bisect::Verdict::found;
+  c.runs = t.step.runs_used;
+  c.builds = static_cast<int>(t.b.builds); // prebuilt commits never measured included
+  if (!t.b.merge.empty() && t.step.verdict == bisect::Verdict::no_change) {
+    c.culprit_sha = t.b.merge; // the merged branch alone does not regress: the merge itself is the culprit
+    c.confident = true;
+    t.b.state = BisectionState::found;
+  } else {
+    t.b.state = verdict_state(t.step.verdict);
+  }
+  t.b.culprit = t.b.state == BisectionState::found ? c.culprit_sha : "";
+  t.b.finished_at = base::unix_now();
+  return c;
+}
+
+// Stores the result and its report mail in one transaction (no mail for "no change" on the mainline).
+Status Driver::store_result(Tick& t, const reporting::Conclusion& c) {
+  std::optional<storage::ReportRow> report;
+  if (t.step.verdict != bisect::Verdict::no_change || !t.b.merge.empty()) {
+    BISECTD_TRY_ASSIGN(auto tree, m_stores.trees.tree(t.b.tree));
+    if (tree) {
+      BISECTD_TRY_ASSIGN(report, m_parts.reporter.compose(t.b, *t.job, *tree, c));
+    }
+  }
+  BISECTD_TRY(m_stores.bisections.finish_bisection(t.b, report));
+  const auto& b = t.b;
+  (void)m_stores.bisections.add_event(b.id, "finished: " + std::string(to_string(b.state)) +
+                                              (b.culprit.empty() ? "" : " culprit " + base::short_sha(b.culprit)) +
+                                              " P=" + std::to_string(b.p_culprit).substr(0, 6));
+  spdlog::info("bisection {} {}: {} (P={:.4f}, {} runs, {} builds)", b.id, to_string(b.state),
+               b.culprit.empty() ? "-" : base::short_sha(b.culprit), b.p_culprit, b.runs, b.builds);
+  return {};
+}
+
+// The search has an answer and no runs are in flight.
+Status Driver::finish(Tick& t) {
+  bool found = t.step.verdict == bisect::Verdict::found && t.step.culprit;
+  // 1. A merge culprit: the change is in the merged branch (or the merge itself); search the branch.
+  if (found) {
+    BISECTD_TRY_ASSIGN(bool moved, recurse_into_merge(t.b, t.chain[*t.step.culprit]));
+    if (moved) {
+      return {};
+    }
+  }
+  // 2. Verify the culprit before anyone is mailed; wait for its runs, or search on without an implausible one.
+  std::optional<verify::Verification> verification;
+  if (found) {
+    BISECTD_TRY_ASSIGN(auto checked, check_culprit(t, verification));
+    if (checked != Checked::verified) {
+      return {};
+    }
+  }
+  // 3. Conclude and store the result with its mail.
+  return store_result(t, conclude(t, verification));
+}
+
+Status Driver::fail(storage::BisectionRow& b, const std::string& why) {
+  b.state = BisectionState::failed;
+  b.error = why;
+  b.finished_at = base::unix_now();
+  BISECTD_TRY(m_stores.bisections.update_bisection(b));
+  (void)m_stores.bisections.add_event(b.id, "failed: " + why);
+  spdlog::warn("bisection {} failed: {}", b.id, why);
+  return {};
+}
+
+} // namespace bisectd::daemon::bisection

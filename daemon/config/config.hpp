@@ -1,0 +1,41 @@
+#pragma once
+// The daemon's configuration: embedded defaults < config file < BISECTD_* environment < command line. This room
+// (daemon/config/) is the only yaml-cpp user: the config file, lab files and job files are read here.
+
+#include "base/error.hpp"
+#include "daemon/mail/transport.hpp"
+#include "lab/machine.hpp"
+
+#include <chrono>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace bisectd::daemon::config {
+
+struct Config {
+  std::filesystem::path data_dir;                  // SQLite file, builds, logs, mirrors, worktrees
+  std::string listen = "127.0.0.1:8765";
+  std::filesystem::path token_file;                // default DATA_DIR/token (generated when absent)
+  mail::Transport mail;                             // default: mbox at DATA_DIR/mail.mbox
+  std::string mail_from = "bisectd <bisectd@localhost>";
+  std::string reported_by = "bisectd <bisectd@localhost>";
+  std::string message_id_domain = "bisectd.localhost";
+  std::filesystem::path lab_file;                  // empty: one `local` machine
+  std::vector<lab::MachineSpec> machines;
+  std::chrono::seconds poll_interval{60};
+  std::filesystem::path cache_dir;                 // kernel build dirs, ccache (default ~/.cache/bisectd)
+  std::filesystem::path configs_dir;               // where job-relative paths fall back to
+  int confirm_runs = 5;                            // runs per side when confirming a detected shift
+};
+
+// Reads a bisectd.yaml file over `config`. Every bad key is reported, one per line, "file:line: key: what".
+Status load_config_file(const std::filesystem::path& path, Config& config);
+
+// Reads a lab file (configs/lab/*.yaml) into machine specs.
+Result<std::vector<lab::MachineSpec>> load_lab_file(const std::filesystem::path& path);
+
+// Fills what is still empty from the data dir (token file, mbox, one local machine...).
+Status finish_config(Config& config);
+
+} // namespace bisectd::daemon::config

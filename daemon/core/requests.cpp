@@ -1,0 +1,17 @@
+#include "daemon/core/requests.hpp"
+
+namespace bisectd::daemon {
+
+storage::RequestRow make_request(const Job& job, const std::string& tree, const std::string& commit,
+                                 storage::Purpose purpose, std::int64_t runs) {
+  storage::RequestRow r;
+  r.tree = tree;
+  r.job = job.name;
+  r.commit = commit;
+  r.purpose = purpose;
+  r.machine_group = job.machine_group;
+  r.runs = runs;
+  return r;
+}
+
+} // namespace bisectd::daemon

@@ -1,0 +1,63 @@
+#pragma once
+// Turns a finished bisection into its report mail (rendered by report/) from stored data only.
+
+#include "daemon/core/job.hpp"
+#include "daemon/core/lab_view.hpp"
+#include "daemon/core/tree_repos.hpp"
+#include "storage/rows.hpp"
+#include "storage/sample_store.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace bisectd::daemon::reporting {
+
+// What the bisection concluded, in commit terms.
+struct Conclusion {
+  std::vector<std::string> chain;          // the searched first-parent chain, good first
+  std::size_t culprit = 0;                 // index into chain (the most likely one when not confident)
+  std::size_t parent = 0;                  // what it is compared with: culprit - 1, or the nearest predecessor
+                                           // with the same build when those between touch nothing built
+  std::string culprit_sha;                 // may differ from chain[culprit] after merge recursion
+  double p_culprit = 0;
+  std::vector<std::size_t> credible_set;   // indices; more than one when ambiguous
+  bool confident = true;
+  int runs = 0, builds = 0;
+  std::vector<std::string> verification;   // lines for the report
+  bool layout_artefact = false;
+};
+
+class Reporter {
+public:
+  virtual ~Reporter() = default;
+  // Renders the report of bisection `b` as a storage row (subject, recipients, Message-ID, full text).
+  virtual Result<storage::ReportRow> compose(const storage::BisectionRow& b, const Job& job,
+                                             const storage::TreeRow& tree, const Conclusion& conclusion) = 0;
+};
+
+// Who the mail is from and who reports (the config file's mail section).
+struct MailIdentity {
+  std::string from;
+  std::string reported_by;
+};
+
+// The report as LKP formats it: the culprit against its reference parent with every sampled metric, the test
+// machine, verification lines, the chart of the bisection's samples; recipients from the culprit's trailers, the
+// tree's lists and (for public trees) the tree's get_maintainer.pl.
+class MailReporter final : public Reporter {
+public:
+  MailReporter(storage::SampleStore& samples, TreeRepos& repos, const LabView& lab, MailIdentity identity)
+    : m_samples(samples), m_repos(repos), m_lab(lab), m_identity(std::move(identity)) {}
+
+  Result<storage::ReportRow> compose(const storage::BisectionRow& b, const Job& job, const storage::TreeRow& tree,
+                                     const Conclusion& conclusion) override;
+
+private:
+  storage::SampleStore& m_samples;
+  TreeRepos& m_repos;
+  const LabView& m_lab;
+  MailIdentity m_identity;
+};
+
+} // namespace bisectd::daemon::reporting

@@ -1,0 +1,36 @@
+#pragma once
+// The lab's machines and what each is doing. The dispatcher marks a slot busy when it hands the machine a request
+// and idle when the visit ends; readers on other threads (the API) see a consistent view through LabView.
+
+#include "daemon/core/lab_view.hpp"
+#include "lab/machine.hpp"
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace bisectd::daemon::run {
+
+class MachineSlots final : public LabView {
+public:
+  explicit MachineSlots(std::vector<std::unique_ptr<lab::Machine>> machines);
+
+  [[nodiscard]] std::vector<MachineInfo> machines() const override;
+  [[nodiscard]] std::size_t size() const { return m_slots.size(); }
+  [[nodiscard]] lab::Machine& machine(std::size_t slot) { return *m_slots[slot].machine; }
+  [[nodiscard]] bool busy(std::size_t slot) const;
+  // Marks `slot` busy with `commit` (or idle, with an empty commit).
+  void set_busy(std::size_t slot, bool busy, const std::string& commit = "");
+
+private:
+  struct Slot {
+    std::unique_ptr<lab::Machine> machine;
+    bool busy = false;
+    std::string current;
+  };
+  mutable std::mutex m_mutex;
+  std::vector<Slot> m_slots;
+};
+
+} // namespace bisectd::daemon::run

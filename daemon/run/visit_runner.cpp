@@ -1,0 +1,143 @@
+#include "daemon/run/visit_runner.hpp"
+
+#include "base/fs.hpp"
+#include "base/strings.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+namespace bisectd::daemon::run {
+
+namespace {
+
+constexpr int k_max_infra_attempts = 3;
+
+bool may_retry(const storage::RequestRow& request) { return request.attempts < k_max_infra_attempts; }
+
+std::vector<storage::SampleRow> to_samples(const storage::RequestRow& request, const std::string& machine,
+                                           const lab::VisitResult& visit) {
+  std::vector<storage::SampleRow> samples;
+  for (const auto& run : visit.runs) {
+    if (!run.ok) {
+      continue;
+    }
+    storage::SampleRow s;
+    s.tree = request.tree;
+    s.job = request.job;
+    s.commit = request.commit;
+    s.variant = request.variant;
+    s.machine = machine;
+    s.boot_id = visit.boot_id;
+    s.run = run.index;
+    s.metrics = run.metrics;
+    s.verification = request.purpose == storage::Purpose::verify;
+    s.log_path = run.log_path.string();
+    samples.push_back(std::move(s));
+  }
+  return samples;
+}
+
+} // namespace
+
+RequestOutcome VisitRunner::fail(const storage::RequestRow& request, const Error& error, bool requeue) {
+  requeue = requeue || m_stopping; // a visit cut short by shutdown is redone after the restart
+  auto code = std::string(to_string(error.code));
+  spdlog::warn("request {} ({} {}): {}: {}", request.id, to_string(request.purpose), base::short_sha(request.commit),
+               code, error.message);
+  (void)m_queue.fail_request(request.id, code, error.message, requeue);
+  return requeue ? RequestOutcome::requeued : RequestOutcome::failed;
+}
+
+RequestOutcome VisitRunner::after_failed_build(const Job& job, const storage::RequestRow& request,
+                                               const kbuild::BuildResult& build) {
+  if (build.outcome == kbuild::BuildOutcome::failed) {
+    m_builds.flag_unbuildable(job.name, request.commit, request.variant, build.message);
+    return fail(request, Error{ErrorCode::build_failed, build.message}, false);
+  }
+  return fail(request, Error{ErrorCode::infra, "build: " + build.message}, may_retry(request));
+}
+
+RequestOutcome VisitRunner::after_failed_visit(const Job& job, const storage::RequestRow& request,
+                                               const lab::VisitResult& visit) {
+  if (visit.outcome == lab::VisitOutcome::boot_failed) {
+    auto count = m_samples.add_flag(job.name, request.commit, request.variant, storage::CommitFlag::unbootable,
+                                    visit.message);
+    bool retry = count && *count < storage::CommitFlags::k_boot_failures_to_skip;
+    return fail(request,
+                Error{ErrorCode::boot_failed, visit.message + " (console: " + visit.console_log.string() + ")"},
+                retry);
+  }
+  return fail(request, Error{ErrorCode::infra, visit.message}, may_retry(request));
+}
+
+// The boot part of a successful visit is its wall time minus the runs' own time.
+void VisitRunner::record_visit_cost(const Job& job, std::chrono::steady_clock::time_point started,
+                                    const Result<lab::VisitResult>& visit) {
+  if (!visit || visit->outcome != lab::VisitOutcome::ok || visit->runs.empty()) {
+    return;
+  }
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  double runs = 0;
+  for (const auto& run : visit->runs) {
+    runs += run.seconds;
+  }
+  m_costs.add_visit(job.name, wall - runs, runs, static_cast<int>(visit->runs.size()));
+}
+
+RequestOutcome VisitRunner::store_samples(const Job& job, const storage::RequestRow& request,
+                                          const std::string& machine, const lab::VisitResult& visit) {
+  auto samples = to_samples(request, machine, visit);
+  if (samples.empty()) {
+    (void)m_samples.add_flag(job.name, request.commit, request.variant, storage::CommitFlag::unrunnable,
+                             visit.runs.empty() ? "no runs" : visit.runs.front().error);
+    return fail(request,
+                Error{ErrorCode::benchmark_failed,
+                      "no run gave " + job.metrics.primary + (visit.runs.empty() ? "" : ": " + visit.runs.front().error)},
+                false);
+  }
+  if (auto stored = m_queue.finish_request(request.id, samples); !stored) {
+    return fail(request, stored.error(), true);
+  }
+  spdlog::info("request {} done: {} {} x{} on {}", request.id, to_string(request.purpose),
+               base::short_sha(request.commit), samples.size(), machine);
+  return RequestOutcome::done;
+}
+
+RequestOutcome VisitRunner::run(lab::Machine& machine, const storage::RequestRow& request) {
+  auto job = m_jobs.get(request.job);
+  if (!job) {
+    return fail(request, job.error(), false);
+  }
+  auto build = m_builds.for_visit(**job, request.tree, request.commit, request.variant, &m_stopping);
+  if (!build) {
+    bool retry = build.error().code != ErrorCode::invalid_config && may_retry(request);
+    return fail(request, build.error().context("build " + base::short_sha(request.commit)), retry);
+  }
+  if (build->outcome != kbuild::BuildOutcome::ok) {
+    return after_failed_build(**job, request, *build);
+  }
+  (void)m_queue.set_request_state(request.id, storage::RequestState::running);
+  if (m_wake) {
+    m_wake(); // the tree's build slot is free now: the scheduler may prebuild the next round's picks
+  }
+  auto log_dir = m_log_root / ("request-" + std::to_string(request.id));
+  (void)base::make_dirs(log_dir);
+  lab::VisitRequest visit_request{request.commit, build->artifact_dir, build->kernel_release, (*job)->run,
+                                  static_cast<int>(request.runs), log_dir, &m_stopping};
+  auto visit_started = std::chrono::steady_clock::now();
+  auto visit = machine.visit(visit_request);
+  record_visit_cost(**job, visit_started, visit);
+  if (!visit) {
+    return fail(request, visit.error().context("visit " + machine.spec().name), false);
+  }
+  if (m_stopping) {
+    return fail(request, Error{ErrorCode::cancelled, "daemon stopping"}, true);
+  }
+  if (visit->outcome != lab::VisitOutcome::ok) {
+    return after_failed_visit(**job, request, *visit);
+  }
+  return store_samples(**job, request, machine.spec().name, *visit);
+}
+
+} // namespace bisectd::daemon::run

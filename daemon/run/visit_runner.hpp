@@ -1,0 +1,53 @@
+#pragma once
+// Carries out one queued test request on one machine: build (or reuse) → visit → store. Runs on a lab thread;
+// everything it learns goes to the store, so the scheduler can recompute from there.
+
+#include "daemon/core/job_catalog.hpp"
+#include "daemon/core/wake.hpp"
+#include "daemon/run/builds.hpp"
+#include "daemon/run/cost_history.hpp"
+#include "lab/machine.hpp"
+#include "storage/queue_store.hpp"
+#include "storage/sample_store.hpp"
+
+#include <atomic>
+#include <filesystem>
+
+namespace bisectd::daemon::run {
+
+enum class RequestOutcome { done, failed, requeued };
+
+class VisitRunner {
+public:
+  // Logs of request N go to `log_root`/request-N. `stopping` cancels builds and visits (their requests go back to
+  // the queue); `wake` is called when the build is done (the tree's build slot is free for a prebuild).
+  VisitRunner(storage::QueueStore& queue, storage::SampleStore& samples, JobCatalog& jobs, Builds& builds,
+              CostHistory& costs, std::filesystem::path log_root, const std::atomic<bool>& stopping, Wake wake)
+    : m_queue(queue), m_samples(samples), m_jobs(jobs), m_builds(builds), m_costs(costs),
+      m_log_root(std::move(log_root)), m_stopping(stopping), m_wake(std::move(wake)) {}
+
+  // Executes `request` on `machine`. Never throws; failures are stored on the request.
+  RequestOutcome run(lab::Machine& machine, const storage::RequestRow& request);
+
+private:
+  RequestOutcome fail(const storage::RequestRow& request, const Error& error, bool requeue);
+  RequestOutcome after_failed_build(const Job& job, const storage::RequestRow& request,
+                                    const kbuild::BuildResult& build);
+  RequestOutcome after_failed_visit(const Job& job, const storage::RequestRow& request,
+                                    const lab::VisitResult& visit);
+  RequestOutcome store_samples(const Job& job, const storage::RequestRow& request, const std::string& machine,
+                               const lab::VisitResult& visit);
+  void record_visit_cost(const Job& job, std::chrono::steady_clock::time_point started,
+                         const Result<lab::VisitResult>& visit);
+
+  storage::QueueStore& m_queue;
+  storage::SampleStore& m_samples;
+  JobCatalog& m_jobs;
+  Builds& m_builds;
+  CostHistory& m_costs;
+  std::filesystem::path m_log_root;
+  const std::atomic<bool>& m_stopping;
+  Wake m_wake;
+};
+
+} // namespace bisectd::daemon::run

@@ -1,0 +1,43 @@
+#pragma once
+// Confirming a detected shift: the two ends are rerun interleaved on one machine (lab drift hits both sides alike);
+// a confirmed shift opens a bisection, an inconclusive one is measured more (bounded), anything else is rejected.
+// A head-to-head detection held the branch's new head back; it becomes the baseline once decided.
+
+#include "bisect/detect.hpp"
+#include "daemon/core/bisection_starter.hpp"
+#include "daemon/core/job_catalog.hpp"
+#include "daemon/core/lab_view.hpp"
+#include "daemon/watch/series.hpp"
+#include "daemon/watch/stores.hpp"
+
+namespace bisectd::daemon::watch {
+
+class Confirmation {
+public:
+  // `min_runs`: runs per side of the first round (the config's confirm_runs, at least 5).
+  Confirmation(WatchStores stores, SeriesReader& series, JobCatalog& jobs, const LabView& lab,
+               BisectionStarter& bisections, int min_runs)
+    : m_stores(stores), m_series(series), m_jobs(jobs), m_lab(lab), m_bisections(bisections), m_min_runs(min_runs) {}
+
+  // Stores `proposal` as a confirming detection and queues its first round of interleaved runs.
+  Status start(const storage::DetectionRow& proposal, const Job& job);
+  // Decides every confirming detection whose runs are all in (io thread).
+  void advance();
+  // True while a detection of (tree, branch, job) is being confirmed: one shift per branch at a time.
+  Result<bool> confirming(const std::string& tree, const std::string& branch, const std::string& job);
+
+private:
+  Status advance_detection(const storage::DetectionRow& detection);
+  Status open_bisection(const storage::DetectionRow& detection, const bisect::ShiftTest& test, std::size_t runs);
+  int first_round_runs(const storage::DetectionRow& detection, const Job& job);
+  Result<int> enqueue_round(const storage::DetectionRow& detection, const Job& job, int per_side);
+
+  WatchStores m_stores;
+  SeriesReader& m_series;
+  JobCatalog& m_jobs;
+  const LabView& m_lab;
+  BisectionStarter& m_bisections;
+  int m_min_runs;
+};
+
+} // namespace bisectd::daemon::watch

@@ -1,0 +1,184 @@
+#include "daemon/watch/watcher.hpp"
+
+#include "base/strings.hpp"
+#include "bisect/detect.hpp"
+#include "daemon/core/requests.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+namespace bisectd::daemon::watch {
+
+Result<std::vector<double>> metric_values(storage::SampleStore& samples, const std::string& job,
+                                          const std::string& metric, const std::vector<std::int64_t>& requests,
+                                          const std::string& commit) {
+  std::vector<storage::MetricSample> rows;
+  if (requests.empty()) {
+    BISECTD_TRY_ASSIGN(rows, samples.metric_samples(job, {commit}, metric));
+  } else {
+    BISECTD_TRY_ASSIGN(rows, samples.request_metric_samples(requests, metric));
+  }
+  std::vector<double> out;
+  for (const auto& s : rows) {
+    if (s.value > 0) {
+      out.push_back(s.value);
+    }
+  }
+  return out;
+}
+
+std::vector<storage::TreeRow> Watcher::due_trees(std::int64_t now) {
+  std::vector<storage::TreeRow> due;
+  auto trees = m_stores.trees.trees();
+  if (!trees) {
+    return due;
+  }
+  for (const auto& tree : *trees) {
+    auto& last = m_last_poll[tree.name];
+    auto interval = tree.poll_interval_s > 0 ? tree.poll_interval_s : m_poll_interval.count();
+    if (last == 0 || now - last >= interval) {
+      last = now;
+      due.push_back(tree);
+    }
+  }
+  return due;
+}
+
+void Watcher::on_heads(const storage::TreeRow& tree, const std::map<std::string, std::string>& heads) {
+  for (const auto& branch : tree.branches) {
+    auto head = heads.find(branch);
+    if (head == heads.end()) {
+      spdlog::warn("tree {}: branch '{}' not found", tree.name, branch);
+      continue;
+    }
+    auto row = m_stores.trees.head(tree.name, branch);
+    if (row && *row && (*row)->seen == head->second) {
+      continue;
+    }
+    spdlog::info("tree {}: {} is now {}", tree.name, branch, base::short_sha(head->second));
+    (void)m_stores.trees.set_head_seen(tree.name, branch, head->second);
+  }
+}
+
+void Watcher::advance() {
+  auto trees = m_stores.trees.trees();
+  if (!trees) {
+    return;
+  }
+  for (const auto& tree : *trees) {
+    auto job = m_jobs.get(tree.job);
+    if (!job) {
+      continue;
+    }
+    for (const auto& branch : tree.branches) {
+      if (auto status = advance_branch(tree, branch, **job); !status) {
+        spdlog::error("watch {}:{}: {}", tree.name, branch, status.error().message);
+      }
+    }
+  }
+  m_confirmation.advance();
+}
+
+Status Watcher::enqueue_watch(const storage::TreeRow& tree, const Job& job, const std::string& commit) {
+  BISECTD_TRY(m_stores.queue.enqueue(make_request(job, tree.name, commit, storage::Purpose::watch, job.runs)));
+  spdlog::info("watch {}: measuring head {}", tree.name, base::short_sha(commit));
+  return {};
+}
+
+// One step of a branch: detect on the series, measure a new head, take the first head as the baseline, or compare
+// the new head with the baseline.
+Status Watcher::advance_branch(const storage::TreeRow& tree, const std::string& branch, const Job& job) {
+  BISECTD_TRY_ASSIGN(auto head, m_stores.trees.head(tree.name, branch));
+  if (!head || head->seen.empty()) {
+    return {};
+  }
+  BISECTD_TRY_ASSIGN(bool confirming, m_confirmation.confirming(tree.name, branch, job.name));
+  if (!confirming && !head->tested.empty()) {
+    BISECTD_TRY(check_series(tree, branch, job, head->tested));
+    BISECTD_TRY_ASSIGN(confirming, m_confirmation.confirming(tree.name, branch, job.name));
+  }
+  if (head->seen == head->tested) {
+    return {};
+  }
+  BISECTD_TRY_ASSIGN(auto open, m_stores.queue.open_requests_for(job.name, head->seen));
+  if (open > 0) {
+    return {}; // still being measured
+  }
+  BISECTD_TRY_ASSIGN(auto flags, m_stores.samples.flags(job.name, head->seen));
+  if (flags.is_skipped()) {
+    return {}; // a broken head cannot be compared; wait for the next one
+  }
+  // Measured by a watch request, so that the head joins the series (samples of other purposes count too).
+  BISECTD_TRY_ASSIGN(bool watched, m_series.is_watched(tree.name, job, head->seen));
+  if (!watched) {
+    return enqueue_watch(tree, job, head->seen);
+  }
+  if (head->tested.empty()) {
+    spdlog::info("watch {}:{}: baseline {}", tree.name, branch, base::short_sha(head->seen));
+    return m_stores.trees.set_head_tested(tree.name, branch, head->seen);
+  }
+  if (confirming) {
+    return {}; // one shift at a time: the new head is compared once the pending one is decided
+  }
+  return compare_heads(tree, branch, job, *head);
+}
+
+Status Watcher::compare_heads(const storage::TreeRow& tree, const std::string& branch, const Job& job,
+                              const storage::HeadRow& head) {
+  BISECTD_TRY_ASSIGN(auto existing, m_stores.detections.detection(tree.name, job.name, head.tested, head.seen));
+  if (existing) {
+    return {}; // decided already
+  }
+  for (const auto& metric : alerting_metrics(job)) {
+    BISECTD_TRY_ASSIGN(auto before, metric_values(m_stores.samples, job.name, metric, {}, head.tested));
+    BISECTD_TRY_ASSIGN(auto after, metric_values(m_stores.samples, job.name, metric, {}, head.seen));
+    auto test = bisect::confirm_shift(before, after, job.metrics.threshold);
+    // Size alone decides: the two heads were measured at different times, and lab levels drift (a QEMU lab here
+    // read 30 % lower ten minutes later), so a significance test across that gap means little either way. The
+    // interleaved confirmation is what decides whether the shift is real.
+    if (std::abs(test.relative_change) >= job.metrics.threshold) {
+      spdlog::info("watch {}:{}: {} vs {}: {} {}", tree.name, branch, base::short_sha(head.seen),
+                   base::short_sha(head.tested), metric, base::signed_percent(test.relative_change));
+      return m_confirmation.start({0, tree.name, branch, job.name, head.tested, head.seen, metric,
+                                   storage::DetectionState::confirming, test.relative_change, test.p_value, 0, 0},
+                                  job);
+    }
+    if (metric == job.metrics.primary) {
+      spdlog::info("watch {}:{}: {} vs {}: {} (below the threshold), new baseline", tree.name, branch,
+                   base::short_sha(head.seen), base::short_sha(head.tested),
+                   base::signed_percent(test.relative_change));
+    }
+  }
+  return m_stores.trees.set_head_tested(tree.name, branch, head.seen);
+}
+
+Status Watcher::check_series(const storage::TreeRow& tree, const std::string& branch, const Job& job,
+                             const std::string& tip) {
+  auto key = tree.name + "\n" + branch;
+  if (m_series_checked[key] == tip) {
+    return {};
+  }
+  BISECTD_TRY_ASSIGN(auto series, m_series.load(tree.name, job, tip));
+  for (const auto& c : find_candidates(series, job)) {
+    BISECTD_TRY_ASSIGN(bool covered,
+                       is_covered(m_repos, m_stores.detections, m_stores.bisections, tree.name, branch, job, c));
+    BISECTD_TRY_ASSIGN(auto existing, m_stores.detections.detection(tree.name, job.name, c.good, c.bad));
+    if (covered || existing) {
+      spdlog::info("watch {}:{}: series: {} {} in {}..{} is already accounted for", tree.name, branch, c.metric,
+                   base::signed_percent(c.point.relative_change), base::short_sha(c.good), base::short_sha(c.bad));
+      continue;
+    }
+    spdlog::info("watch {}:{}: series of {} heads: {} {} at {} (range {}..{}, p={:.3g})", tree.name, branch,
+                 series.commits.size(), c.metric, base::signed_percent(c.point.relative_change),
+                 base::short_sha(c.step_bad), base::short_sha(c.good), base::short_sha(c.bad), c.point.p_value);
+    // The key stays unmarked: once this one is decided the series is checked again for the next candidate.
+    return m_confirmation.start({0, tree.name, branch, job.name, c.good, c.bad, c.metric,
+                                 storage::DetectionState::confirming, c.point.relative_change, c.point.p_value, 0, 0},
+                                job);
+  }
+  m_series_checked[key] = tip;
+  return {};
+}
+
+} // namespace bisectd::daemon::watch

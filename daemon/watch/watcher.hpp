@@ -1,0 +1,54 @@
+#pragma once
+// Watching trees: poll each tree's branches and measure every new head. Two detectors propose shifts:
+// (a) a head differs from the last measured one beyond the job's threshold (a big jump, seen at once);
+// (b) the change-point detector over the series of measured heads (daemon/watch/series.hpp) finds a smaller shift
+// that built up over several pushes. Either goes to the interleaved confirmation (confirmation.hpp) before a
+// bisection is opened; at most one detection per branch is being confirmed at a time.
+
+#include "daemon/core/job_catalog.hpp"
+#include "daemon/watch/confirmation.hpp"
+#include "daemon/watch/series.hpp"
+#include "daemon/watch/stores.hpp"
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace bisectd::daemon::watch {
+
+class Watcher {
+public:
+  // `poll_interval`: for trees without their own.
+  Watcher(WatchStores stores, TreeRepos& repos, SeriesReader& series, JobCatalog& jobs, Confirmation& confirmation,
+          std::chrono::seconds poll_interval)
+    : m_stores(stores), m_repos(repos), m_series(series), m_jobs(jobs), m_confirmation(confirmation),
+      m_poll_interval(poll_interval) {}
+
+  // Trees whose poll interval has passed (io thread); marks them polled.
+  std::vector<storage::TreeRow> due_trees(std::int64_t now);
+  // Records fetched heads (io thread).
+  void on_heads(const storage::TreeRow& tree, const std::map<std::string, std::string>& heads);
+  // Measures new heads, compares measured ones, runs confirmations, opens bisections (io thread).
+  void advance();
+
+private:
+  Status advance_branch(const storage::TreeRow& tree, const std::string& branch, const Job& job);
+  Status compare_heads(const storage::TreeRow& tree, const std::string& branch, const Job& job,
+                       const storage::HeadRow& head);
+  // Runs the change-point detector once per new baseline; queues a confirmation for the newest new shift.
+  Status check_series(const storage::TreeRow& tree, const std::string& branch, const Job& job,
+                      const std::string& tip);
+  Status enqueue_watch(const storage::TreeRow& tree, const Job& job, const std::string& commit);
+
+  WatchStores m_stores;
+  TreeRepos& m_repos;
+  SeriesReader& m_series;
+  JobCatalog& m_jobs;
+  Confirmation& m_confirmation;
+  std::chrono::seconds m_poll_interval;
+  std::map<std::string, std::int64_t> m_last_poll;
+  std::map<std::string, std::string> m_series_checked; // "tree\nbranch" -> baseline the detector last saw
+};
+
+} // namespace bisectd::daemon::watch

@@ -1,0 +1,35 @@
+#pragma once
+// Bisections, their events and working state (merge, excluded and prebuilt commits), and their reports.
+
+#include "base/error.hpp"
+#include "storage/rows.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace bisectd::storage {
+
+class BisectionStore {
+public:
+  virtual ~BisectionStore() = default;
+  virtual Result<std::int64_t> add_bisection(const BisectionRow& bisection) = 0;
+  virtual Result<std::optional<BisectionRow>> bisection(std::int64_t id) = 0;
+  // Newest first; an empty `tree` or no `state` means all.
+  virtual Result<std::vector<BisectionRow>> bisections(const std::string& tree = "",
+                                                       std::optional<BisectionState> state = std::nullopt) = 0;
+  // Writes the row's columns (range, state, culprit, P, merge, result, verification, counts, error).
+  virtual Status update_bisection(const BisectionRow& bisection) = 0;
+  // Adds `commit` to the bisection's excluded (verified implausible) or prebuilt set.
+  virtual Status exclude_commit(std::int64_t bisection_id, const std::string& commit) = 0;
+  virtual Status add_prebuilt(std::int64_t bisection_id, const std::string& commit) = 0;
+  virtual Status add_event(std::int64_t bisection_id, const std::string& message) = 0;
+  virtual Result<std::vector<EventRow>> events(std::int64_t bisection_id) = 0;
+
+  // Finishes a bisection and queues its mail in one transaction: a crash never loses or doubles the mail.
+  virtual Status finish_bisection(const BisectionRow& bisection, const std::optional<ReportRow>& report) = 0;
+  virtual Result<std::optional<ReportRow>> report(std::int64_t bisection_id) = 0;
+};
+
+} // namespace bisectd::storage

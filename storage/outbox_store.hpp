@@ -1,0 +1,24 @@
+#pragma once
+// The mail outbox: each report's delivery state.
+
+#include "base/error.hpp"
+#include "storage/rows.hpp"
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace bisectd::storage {
+
+class OutboxStore {
+public:
+  virtual ~OutboxStore() = default;
+  // Pending mail due at `now`, oldest first.
+  virtual Result<std::vector<std::pair<OutboxRow, ReportRow>>> due_mail(std::int64_t now) = 0;
+  virtual Status mark_mail_sent(std::int64_t outbox_id) = 0;
+  virtual Status mark_mail_failed(std::int64_t outbox_id, const std::string& error, std::int64_t next_attempt_at,
+                                  bool give_up) = 0;
+};
+
+} // namespace bisectd::storage

@@ -1,0 +1,46 @@
+#pragma once
+// Samples (one benchmark run each, shared by everything that measured (job, commit, variant)), commit flags and
+// the record of builds.
+
+#include "base/error.hpp"
+#include "storage/rows.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace bisectd::storage {
+
+class SampleStore {
+public:
+  virtual ~SampleStore() = default;
+  // Every sample of (job, commit, variant) for each of `commits`, with all metrics, in time order.
+  virtual Result<std::vector<SampleRow>> samples(const std::string& job, const std::vector<std::string>& commits,
+                                                 const std::string& variant = "") = 0;
+  // One metric of the samples of (job, commit, variant) for each of `commits`, in time order; samples without
+  // the metric are left out. What the engine reads on every tick: no other metric is decoded.
+  virtual Result<std::vector<MetricSample>> metric_samples(const std::string& job,
+                                                           const std::vector<std::string>& commits,
+                                                           const std::string& metric,
+                                                           const std::string& variant = "") = 0;
+  // `metric` of the samples stored by each of `requests`.
+  virtual Result<std::vector<MetricSample>> request_metric_samples(const std::vector<std::int64_t>& requests,
+                                                                   const std::string& metric) = 0;
+  // `metrics` of the normal-build samples of (tree, job) measured in `group` by any request, in time order
+  // (the watched series).
+  virtual Result<std::vector<std::pair<std::string, MetricSample>>> series_samples(
+    const std::string& tree, const std::string& job, const std::string& group,
+    const std::vector<std::string>& metrics) = 0;
+  virtual Result<std::vector<SampleRow>> samples_for_commit_prefix(const std::string& prefix,
+                                                                   const std::string& tree) = 0;
+  virtual Result<std::vector<SampleRow>> samples_for_job(const std::string& job) = 0;
+
+  // Raises `flag` for (job, commit, variant); returns its new count.
+  virtual Result<std::int64_t> add_flag(const std::string& job, const std::string& commit, const std::string& variant,
+                                        CommitFlag flag, const std::string& message) = 0;
+  virtual Result<CommitFlags> flags(const std::string& job, const std::string& commit,
+                                    const std::string& variant = "") = 0;
+  virtual Status record_build(const BuildRecord& build) = 0;
+};
+
+} // namespace bisectd::storage

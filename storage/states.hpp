@@ -1,0 +1,72 @@
+#pragma once
+// The domain states the store keeps, as types. The database holds their names (text columns, readable with
+// sqlite3); conversion happens here and nowhere else. Rules that depend only on a state (is a request still
+// open, is a commit skipped) are written once, next to the type.
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+namespace bisectd::storage {
+
+// A test request's life: queued → building → running → done | failed (or back to queued for a retry).
+enum class RequestState { queued, building, running, done, failed };
+// Why a request measures a commit.
+enum class Purpose {
+  watch,   // a new branch head joins the watched series
+  confirm, // interleaved reruns of two heads confirm a detected shift
+  bisect,  // a pick of the bisection engine
+  verify,  // the culprit's verification (confirm pairs, revert, layout)
+};
+enum class BisectionState { running, found, not_found, failed };
+// A shift seen between two measured heads, while interleaved reruns decide whether it is real.
+enum class DetectionState { confirming, confirmed, rejected };
+// Who opened a bisection.
+enum class Origin { manual, detect };
+// A report mail: pending (due at next_attempt_at) → sending (handed to the transport) → sent | failed.
+enum class OutboxState { pending, sending, sent, failed };
+// What a commit cannot do for a job: counted per (job, commit, variant).
+enum class CommitFlag { unbuildable, unbootable, unrunnable };
+
+// Names as stored (and shown in the API): "queued", "not_found", ...
+std::string_view to_string(RequestState state);
+std::string_view to_string(Purpose purpose);
+std::string_view to_string(BisectionState state);
+std::string_view to_string(DetectionState state);
+std::string_view to_string(Origin origin);
+std::string_view to_string(OutboxState state);
+std::string_view to_string(CommitFlag flag);
+
+// The inverse; nullopt for a name that is not one of the type's values.
+std::optional<RequestState> parse_request_state(std::string_view name);
+std::optional<Purpose> parse_purpose(std::string_view name);
+std::optional<BisectionState> parse_bisection_state(std::string_view name);
+std::optional<DetectionState> parse_detection_state(std::string_view name);
+std::optional<Origin> parse_origin(std::string_view name);
+std::optional<OutboxState> parse_outbox_state(std::string_view name);
+std::optional<CommitFlag> parse_commit_flag(std::string_view name);
+
+// Queued, building or running: the request may still produce samples.
+constexpr bool is_open(RequestState state) {
+  return state == RequestState::queued || state == RequestState::building || state == RequestState::running;
+}
+// Queued or building: its visit has not started measuring yet.
+constexpr bool is_waiting(RequestState state) {
+  return state == RequestState::queued || state == RequestState::building;
+}
+
+// How often each flag was raised for a (job, commit, variant).
+struct CommitFlags {
+  // A kernel that failed to boot once may have met a flaky machine; the second failure skips the commit.
+  static constexpr std::int64_t k_boot_failures_to_skip = 2;
+
+  std::int64_t unbuildable = 0, unbootable = 0, unrunnable = 0;
+
+  [[nodiscard]] std::int64_t count(CommitFlag flag) const;
+  // The commit cannot be measured: bisections skip it (keeping its prior mass), the watcher waits for the next head.
+  [[nodiscard]] bool is_skipped() const {
+    return unbuildable > 0 || unrunnable > 0 || unbootable >= k_boot_failures_to_skip;
+  }
+};
+
+} // namespace bisectd::storage

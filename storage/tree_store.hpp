@@ -1,0 +1,32 @@
+#pragma once
+// Trees, their jobs and their branch heads.
+
+#include "base/error.hpp"
+#include "storage/rows.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace bisectd::storage {
+
+class TreeStore {
+public:
+  virtual ~TreeStore() = default;
+  // Stores the tree and its job together or not at all. Error: conflict when the tree exists.
+  virtual Status add_tree(const TreeRow& tree, const JobRow& job) = 0;
+  virtual Result<std::vector<TreeRow>> trees() = 0;
+  virtual Result<std::optional<TreeRow>> tree(const std::string& name) = 0;
+  // Marks the tree removed and fails its queued requests. Error: not_found.
+  virtual Status remove_tree(const std::string& name) = 0;
+  virtual Status put_job(const JobRow& job) = 0;
+  virtual Result<std::optional<JobRow>> job(const std::string& name) = 0;
+  virtual Result<std::vector<JobRow>> jobs() = 0;
+
+  // Branch heads: `seen` is the newest head fetched, `tested` the newest head measured (the baseline).
+  virtual Result<std::optional<HeadRow>> head(const std::string& tree, const std::string& branch) = 0;
+  virtual Status set_head_seen(const std::string& tree, const std::string& branch, const std::string& sha) = 0;
+  virtual Status set_head_tested(const std::string& tree, const std::string& branch, const std::string& sha) = 0;
+};
+
+} // namespace bisectd::storage

@@ -1,0 +1,552 @@
+#include "fakes/memory_store.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace bisectd::test {
+
+using namespace storage;
+
+namespace {
+
+template <class Rows, class Pred>
+auto find_if(Rows& rows, Pred pred) {
+  return std::find_if(rows.begin(), rows.end(), pred);
+}
+
+bool in(const std::vector<std::string>& list, const std::string& value) {
+  return std::find(list.begin(), list.end(), value) != list.end();
+}
+
+MetricSample metric_sample(const SampleRow& s, double value) {
+  return MetricSample{s.id, s.commit, s.machine, s.boot_id, value, s.verification};
+}
+
+} // namespace
+
+Status MemoryStore::add_tree(const TreeRow& tree, const JobRow& job) {
+  std::lock_guard lock(m_mutex);
+  if (find_if(m_trees, [&](const auto& t) { return t.name == tree.name; }) != m_trees.end()) {
+    return make_error(ErrorCode::conflict, "tree '" + tree.name + "' exists already");
+  }
+  (void)put_job(job);
+  auto row = tree;
+  row.id = static_cast<std::int64_t>(m_trees.size()) + 1;
+  row.created_at = ++m_now;
+  m_trees.push_back(row);
+  return {};
+}
+
+Result<std::vector<TreeRow>> MemoryStore::trees() {
+  std::lock_guard lock(m_mutex);
+  auto out = m_trees;
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  return out;
+}
+
+Result<std::optional<TreeRow>> MemoryStore::tree(const std::string& name) {
+  std::lock_guard lock(m_mutex);
+  auto found = find_if(m_trees, [&](const auto& t) { return t.name == name; });
+  return found == m_trees.end() ? std::optional<TreeRow>() : std::optional<TreeRow>(*found);
+}
+
+Status MemoryStore::remove_tree(const std::string& name) {
+  std::lock_guard lock(m_mutex);
+  auto found = find_if(m_trees, [&](const auto& t) { return t.name == name; });
+  if (found == m_trees.end()) {
+    return make_error(ErrorCode::not_found, "tree '" + name + "' not found");
+  }
+  m_trees.erase(found);
+  for (auto& r : m_requests) {
+    if (r.tree == name && r.state == RequestState::queued) {
+      r.state = RequestState::failed;
+      r.error = "tree removed";
+    }
+  }
+  return {};
+}
+
+Status MemoryStore::put_job(const JobRow& job) {
+  std::lock_guard lock(m_mutex);
+  auto found = find_if(m_jobs, [&](const auto& j) { return j.name == job.name; });
+  if (found != m_jobs.end()) {
+    *found = job;
+  } else {
+    m_jobs.push_back(job);
+  }
+  return {};
+}
+
+Result<std::optional<JobRow>> MemoryStore::job(const std::string& name) {
+  std::lock_guard lock(m_mutex);
+  auto found = find_if(m_jobs, [&](const auto& j) { return j.name == name; });
+  return found == m_jobs.end() ? std::optional<JobRow>() : std::optional<JobRow>(*found);
+}
+
+Result<std::vector<JobRow>> MemoryStore::jobs() {
+  std::lock_guard lock(m_mutex);
+  return m_jobs;
+}
+
+Result<std::optional<HeadRow>> MemoryStore::head(const std::string& tree, const std::string& branch) {
+  std::lock_guard lock(m_mutex);
+  auto found = find_if(m_heads, [&](const auto& h) { return h.tree == tree && h.branch == branch; });
+  return found == m_heads.end() ? std::optional<HeadRow>() : std::optional<HeadRow>(*found);
+}
+
+Status MemoryStore::set_head_seen(const std::string& tree, const std::string& branch, const std::string& sha) {
+  std::lock_guard lock(m_mutex);
+  auto found = find_if(m_heads, [&](const auto& h) { return h.tree == tree && h.branch == branch; });
+  if (found == m_heads.end()) {
+    m_heads.push_back({tree, branch, sha, ""});
+  } else {
+    found->seen = sha;
+  }
+  return {};
+}
+
+Status MemoryStore::set_head_tested(const std::string& tree, const std::string& branch, const std::string& sha) {
+  std::lock_guard lock(m_mutex);
+  auto found = find_if(m_heads, [&](const auto& h) { return h.tree == tree && h.branch == branch; });
+  if (found == m_heads.end()) {
+    m_heads.push_back({tree, branch, "", sha});
+  } else {
+    found->tested = sha;
+  }
+  return {};
+}
+
+RequestRow* MemoryStore::find_request(std::int64_t id) {
+  auto found = find_if(m_requests, [&](const auto& r) { return r.id == id; });
+  return found == m_requests.end() ? nullptr : &*found;
+}
+
+Result<std::int64_t> MemoryStore::enqueue(const RequestRow& request) {
+  std::lock_guard lock(m_mutex);
+  auto row = request;
+  row.id = static_cast<std::int64_t>(m_requests.size()) + 1;
+  row.state = RequestState::queued;
+  row.created_at = row.updated_at = ++m_now;
+  m_requests.push_back(row);
+  return row.id;
+}
+
+Result<std::optional<RequestRow>> MemoryStore::claim_request(const std::string& group, const std::string& machine) {
+  std::lock_guard lock(m_mutex);
+  for (auto& r : m_requests) {
+    if (r.state == RequestState::queued && r.machine_group == group &&
+        (r.pin_machine.empty() || r.pin_machine == machine)) {
+      r.state = RequestState::building;
+      r.machine = machine;
+      r.attempts += 1;
+      return std::optional<RequestRow>(r);
+    }
+  }
+  return std::optional<RequestRow>();
+}
+
+Status MemoryStore::set_request_state(std::int64_t id, RequestState state) {
+  std::lock_guard lock(m_mutex);
+  if (auto* r = find_request(id)) {
+    r->state = state;
+  }
+  return {};
+}
+
+Status MemoryStore::finish_request(std::int64_t id, const std::vector<SampleRow>& samples) {
+  std::lock_guard lock(m_mutex);
+  std::set<std::pair<std::string, std::int64_t>> seen;
+  for (const auto& s : samples) {
+    if (!seen.insert({s.boot_id, s.run}).second) {
+      return make_error(ErrorCode::conflict, "duplicate (request, boot, run)");
+    }
+  }
+  for (const auto& s : samples) {
+    auto row = s;
+    row.id = static_cast<std::int64_t>(m_samples.size()) + 1;
+    row.request_id = id;
+    row.created_at = ++m_now;
+    m_samples.push_back(row);
+  }
+  if (auto* r = find_request(id)) {
+    r->state = RequestState::done;
+    r->error.clear();
+  }
+  return {};
+}
+
+Status MemoryStore::fail_request(std::int64_t id, const std::string& code, const std::string& message, bool requeue) {
+  std::lock_guard lock(m_mutex);
+  if (auto* r = find_request(id)) {
+    r->state = requeue ? RequestState::queued : RequestState::failed;
+    r->error = message;
+    r->error_code = code;
+  }
+  return {};
+}
+
+Result<int> MemoryStore::requeue_interrupted() {
+  std::lock_guard lock(m_mutex);
+  int n = 0;
+  for (auto& r : m_requests) {
+    if (r.state == RequestState::building || r.state == RequestState::running) {
+      r.state = RequestState::queued;
+      ++n;
+    }
+  }
+  return n;
+}
+
+Result<std::vector<RequestRow>> MemoryStore::requests_for_bisection(std::int64_t bisection_id) {
+  std::lock_guard lock(m_mutex);
+  std::vector<RequestRow> out;
+  std::copy_if(m_requests.begin(), m_requests.end(), std::back_inserter(out),
+               [&](const auto& r) { return r.bisection_id == bisection_id; });
+  return out;
+}
+
+Result<std::vector<RequestRow>> MemoryStore::requests_for_detection(std::int64_t detection_id) {
+  std::lock_guard lock(m_mutex);
+  std::vector<RequestRow> out;
+  std::copy_if(m_requests.begin(), m_requests.end(), std::back_inserter(out),
+               [&](const auto& r) { return r.detection_id == detection_id; });
+  return out;
+}
+
+Result<std::optional<RequestRow>> MemoryStore::request(std::int64_t id) {
+  std::lock_guard lock(m_mutex);
+  auto* r = find_request(id);
+  return r == nullptr ? std::optional<RequestRow>() : std::optional<RequestRow>(*r);
+}
+
+Result<std::int64_t> MemoryStore::open_requests_for(const std::string& job, const std::string& commit) {
+  std::lock_guard lock(m_mutex);
+  return std::count_if(m_requests.begin(), m_requests.end(),
+                       [&](const auto& r) { return r.job == job && r.commit == commit && r.is_open(); });
+}
+
+Result<std::map<std::string, std::int64_t>> MemoryStore::request_counts() {
+  std::lock_guard lock(m_mutex);
+  std::map<std::string, std::int64_t> out;
+  for (const auto& r : m_requests) {
+    ++out[std::string(to_string(r.state))];
+  }
+  return out;
+}
+
+Result<std::vector<std::string>> MemoryStore::watched_commits(const std::string& tree, const std::string& job,
+                                                              const std::string& group, std::size_t limit) {
+  std::lock_guard lock(m_mutex);
+  std::vector<std::string> oldest_first;
+  for (const auto& r : m_requests) {
+    if (r.tree == tree && r.job == job && r.machine_group == group && r.purpose == Purpose::watch &&
+        r.state == RequestState::done && !in(oldest_first, r.commit)) {
+      oldest_first.push_back(r.commit);
+    }
+  }
+  std::vector<std::string> out(oldest_first.rbegin(), oldest_first.rend());
+  out.resize(std::min(out.size(), limit));
+  return out;
+}
+
+Result<bool> MemoryStore::is_watched(const std::string& tree, const std::string& job, const std::string& group,
+                                     const std::string& commit) {
+  auto commits = watched_commits(tree, job, group, 1'000'000);
+  return commits && in(*commits, commit);
+}
+
+Result<std::vector<SampleRow>> MemoryStore::samples(const std::string& job, const std::vector<std::string>& commits,
+                                                    const std::string& variant) {
+  std::lock_guard lock(m_mutex);
+  std::vector<SampleRow> out;
+  for (const auto& commit : commits) {
+    for (const auto& s : m_samples) {
+      if (s.job == job && s.commit == commit && s.variant == variant) {
+        out.push_back(s);
+      }
+    }
+  }
+  return out;
+}
+
+Result<std::vector<MetricSample>> MemoryStore::metric_samples(const std::string& job,
+                                                              const std::vector<std::string>& commits,
+                                                              const std::string& metric, const std::string& variant) {
+  BISECTD_TRY_ASSIGN(auto rows, samples(job, commits, variant));
+  std::vector<MetricSample> out;
+  for (const auto& s : rows) {
+    if (auto value = s.metrics.find(metric); value != s.metrics.end()) {
+      out.push_back(metric_sample(s, value->second));
+    }
+  }
+  return out;
+}
+
+Result<std::vector<MetricSample>> MemoryStore::request_metric_samples(const std::vector<std::int64_t>& requests,
+                                                                      const std::string& metric) {
+  std::lock_guard lock(m_mutex);
+  std::vector<MetricSample> out;
+  for (auto id : requests) {
+    for (const auto& s : m_samples) {
+      if (auto value = s.metrics.find(metric); s.request_id == id && value != s.metrics.end()) {
+        out.push_back(metric_sample(s, value->second));
+      }
+    }
+  }
+  return out;
+}
+
+Result<std::vector<std::pair<std::string, MetricSample>>> MemoryStore::series_samples(
+  const std::string& tree, const std::string& job, const std::string& group, const std::vector<std::string>& metrics) {
+  std::lock_guard lock(m_mutex);
+  std::vector<std::pair<std::string, MetricSample>> out;
+  for (const auto& metric : metrics) {
+    for (const auto& s : m_samples) {
+      auto* r = find_request(s.request_id);
+      auto value = s.metrics.find(metric);
+      if (r != nullptr && r->tree == tree && r->job == job && r->machine_group == group && s.variant.empty() &&
+          value != s.metrics.end()) {
+        out.emplace_back(metric, metric_sample(s, value->second));
+      }
+    }
+  }
+  return out;
+}
+
+Result<std::vector<SampleRow>> MemoryStore::samples_for_commit_prefix(const std::string& prefix,
+                                                                      const std::string& tree) {
+  std::lock_guard lock(m_mutex);
+  std::vector<SampleRow> out;
+  std::copy_if(m_samples.begin(), m_samples.end(), std::back_inserter(out), [&](const auto& s) {
+    return s.commit.starts_with(prefix) && (tree.empty() || s.tree == tree);
+  });
+  return out;
+}
+
+Result<std::vector<SampleRow>> MemoryStore::samples_for_job(const std::string& job) {
+  std::lock_guard lock(m_mutex);
+  std::vector<SampleRow> out;
+  std::copy_if(m_samples.begin(), m_samples.end(), std::back_inserter(out),
+               [&](const auto& s) { return s.job == job; });
+  return out;
+}
+
+Result<std::int64_t> MemoryStore::add_flag(const std::string& job, const std::string& commit,
+                                           const std::string& variant, CommitFlag flag, const std::string&) {
+  std::lock_guard lock(m_mutex);
+  auto found = find_if(m_flags, [&](const auto& f) { return f.job == job && f.commit == commit && f.variant == variant; });
+  if (found == m_flags.end()) {
+    m_flags.push_back({job, commit, variant, {}});
+    found = std::prev(m_flags.end());
+  }
+  auto& flags = found->flags;
+  auto& count = flag == CommitFlag::unbuildable ? flags.unbuildable
+                : flag == CommitFlag::unbootable ? flags.unbootable
+                                                 : flags.unrunnable;
+  return ++count;
+}
+
+Result<CommitFlags> MemoryStore::flags(const std::string& job, const std::string& commit, const std::string& variant) {
+  std::lock_guard lock(m_mutex);
+  auto found = find_if(m_flags, [&](const auto& f) { return f.job == job && f.commit == commit && f.variant == variant; });
+  return found == m_flags.end() ? CommitFlags{} : found->flags;
+}
+
+Status MemoryStore::record_build(const BuildRecord& build) {
+  std::lock_guard lock(m_mutex);
+  m_builds.push_back(build);
+  return {};
+}
+
+Result<std::int64_t> MemoryStore::add_detection(const DetectionRow& detection) {
+  std::lock_guard lock(m_mutex);
+  if (find_if(m_detections, [&](const auto& d) {
+        return d.tree == detection.tree && d.job == detection.job && d.good == detection.good && d.bad == detection.bad;
+      }) != m_detections.end()) {
+    return make_error(ErrorCode::conflict, "detection exists");
+  }
+  auto row = detection;
+  row.id = static_cast<std::int64_t>(m_detections.size()) + 1;
+  row.created_at = ++m_now;
+  m_detections.push_back(row);
+  return row.id;
+}
+
+Result<std::optional<DetectionRow>> MemoryStore::detection(const std::string& tree, const std::string& job,
+                                                           const std::string& good, const std::string& bad) {
+  std::lock_guard lock(m_mutex);
+  auto found = find_if(m_detections, [&](const auto& d) {
+    return d.tree == tree && d.job == job && d.good == good && d.bad == bad;
+  });
+  return found == m_detections.end() ? std::optional<DetectionRow>() : std::optional<DetectionRow>(*found);
+}
+
+Result<std::vector<DetectionRow>> MemoryStore::detections_in_state(DetectionState state) {
+  std::lock_guard lock(m_mutex);
+  std::vector<DetectionRow> out;
+  std::copy_if(m_detections.begin(), m_detections.end(), std::back_inserter(out),
+               [&](const auto& d) { return d.state == state; });
+  return out;
+}
+
+Status MemoryStore::set_detection_state(std::int64_t id, DetectionState state, std::int64_t bisection_id,
+                                        std::optional<double> change) {
+  std::lock_guard lock(m_mutex);
+  for (auto& d : m_detections) {
+    if (d.id == id) {
+      d.state = state;
+      d.bisection_id = bisection_id;
+      d.change = change.value_or(d.change);
+    }
+  }
+  return {};
+}
+
+BisectionRow* MemoryStore::find_bisection(std::int64_t id) {
+  auto found = find_if(m_bisections, [&](const auto& b) { return b.id == id; });
+  return found == m_bisections.end() ? nullptr : &*found;
+}
+
+Result<std::int64_t> MemoryStore::add_bisection(const BisectionRow& bisection) {
+  std::lock_guard lock(m_mutex);
+  auto row = bisection;
+  row.id = static_cast<std::int64_t>(m_bisections.size()) + 1;
+  row.state = BisectionState::running;
+  row.created_at = ++m_now;
+  m_bisections.push_back(row);
+  return row.id;
+}
+
+Result<std::optional<BisectionRow>> MemoryStore::bisection(std::int64_t id) {
+  std::lock_guard lock(m_mutex);
+  auto* b = find_bisection(id);
+  return b == nullptr ? std::optional<BisectionRow>() : std::optional<BisectionRow>(*b);
+}
+
+Result<std::vector<BisectionRow>> MemoryStore::bisections(const std::string& tree,
+                                                          std::optional<BisectionState> state) {
+  std::lock_guard lock(m_mutex);
+  std::vector<BisectionRow> out;
+  for (auto b = m_bisections.rbegin(); b != m_bisections.rend(); ++b) {
+    if ((tree.empty() || b->tree == tree) && (!state || b->state == *state)) {
+      out.push_back(*b);
+    }
+  }
+  return out;
+}
+
+Status MemoryStore::update_locked(const BisectionRow& bisection) {
+  auto* b = find_bisection(bisection.id);
+  if (b == nullptr) {
+    return make_error(ErrorCode::not_found, "bisection not found");
+  }
+  auto marks = std::pair{b->excluded, b->prebuilt}; // kept in their own table by the real store
+  *b = bisection;
+  b->excluded = marks.first;
+  b->prebuilt = marks.second;
+  return {};
+}
+
+Status MemoryStore::update_bisection(const BisectionRow& bisection) {
+  std::lock_guard lock(m_mutex);
+  return update_locked(bisection);
+}
+
+Status MemoryStore::exclude_commit(std::int64_t bisection_id, const std::string& commit) {
+  std::lock_guard lock(m_mutex);
+  if (auto* b = find_bisection(bisection_id)) {
+    b->excluded.insert(commit);
+  }
+  return {};
+}
+
+Status MemoryStore::add_prebuilt(std::int64_t bisection_id, const std::string& commit) {
+  std::lock_guard lock(m_mutex);
+  if (auto* b = find_bisection(bisection_id)) {
+    b->prebuilt.insert(commit);
+  }
+  return {};
+}
+
+Status MemoryStore::add_event(std::int64_t bisection_id, const std::string& message) {
+  std::lock_guard lock(m_mutex);
+  m_events.push_back({bisection_id, EventRow{++m_now, message}});
+  return {};
+}
+
+Result<std::vector<EventRow>> MemoryStore::events(std::int64_t bisection_id) {
+  std::lock_guard lock(m_mutex);
+  std::vector<EventRow> out;
+  for (const auto& [id, event] : m_events) {
+    if (id == bisection_id) {
+      out.push_back(event);
+    }
+  }
+  return out;
+}
+
+Status MemoryStore::finish_bisection(const BisectionRow& bisection, const std::optional<ReportRow>& report) {
+  std::lock_guard lock(m_mutex);
+  if (report && find_if(m_reports, [&](const auto& r) { return r.bisection_id == bisection.id; }) != m_reports.end()) {
+    return make_error(ErrorCode::conflict, "bisection has a report already");
+  }
+  BISECTD_TRY(update_locked(bisection));
+  if (report) {
+    auto row = *report;
+    row.id = static_cast<std::int64_t>(m_reports.size()) + 1;
+    row.bisection_id = bisection.id;
+    row.created_at = ++m_now;
+    m_reports.push_back(row);
+    m_outbox.push_back({static_cast<std::int64_t>(m_outbox.size()) + 1, row.id, OutboxState::pending, 0, m_now, ""});
+  }
+  return {};
+}
+
+Result<std::optional<ReportRow>> MemoryStore::report(std::int64_t bisection_id) {
+  std::lock_guard lock(m_mutex);
+  auto found = find_if(m_reports, [&](const auto& r) { return r.bisection_id == bisection_id; });
+  return found == m_reports.end() ? std::optional<ReportRow>() : std::optional<ReportRow>(*found);
+}
+
+Result<std::vector<std::pair<OutboxRow, ReportRow>>> MemoryStore::due_mail(std::int64_t now) {
+  std::lock_guard lock(m_mutex);
+  std::vector<std::pair<OutboxRow, ReportRow>> out;
+  for (const auto& o : m_outbox) {
+    if (o.state == OutboxState::pending && o.next_attempt_at <= now) {
+      out.emplace_back(o, m_reports[static_cast<std::size_t>(o.report_id - 1)]);
+    }
+  }
+  return out;
+}
+
+Status MemoryStore::mark_mail_sent(std::int64_t outbox_id) {
+  std::lock_guard lock(m_mutex);
+  auto& o = m_outbox.at(static_cast<std::size_t>(outbox_id - 1));
+  o.state = OutboxState::sent;
+  o.attempts += 1;
+  m_reports.at(static_cast<std::size_t>(o.report_id - 1)).sent = true;
+  return {};
+}
+
+Status MemoryStore::mark_mail_failed(std::int64_t outbox_id, const std::string& error, std::int64_t next_attempt_at,
+                                     bool give_up) {
+  std::lock_guard lock(m_mutex);
+  auto& o = m_outbox.at(static_cast<std::size_t>(outbox_id - 1));
+  o.state = give_up ? OutboxState::failed : OutboxState::pending;
+  o.attempts += 1;
+  o.last_error = error;
+  o.next_attempt_at = next_attempt_at;
+  return {};
+}
+
+std::vector<RequestRow> MemoryStore::all_requests() {
+  std::lock_guard lock(m_mutex);
+  return m_requests;
+}
+
+std::vector<ReportRow> MemoryStore::all_reports() {
+  std::lock_guard lock(m_mutex);
+  return m_reports;
+}
+
+} // namespace bisectd::test

@@ -1,0 +1,166 @@
+// The bisection driver's decisions around the pure engine, on an in-memory store and history with a simulated lab
+// (no SQLite, no git, no processes): picks become requests, a culprit is verified before it is reported, a merge
+// culprit sends the search into its branch, and the result is stored once with its mail.
+#include "daemon/bisection/driver.hpp"
+
+#include "daemon_fakes.hpp"
+#include "fakes/fake_repo.hpp"
+#include "support/temp_dir.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace bisectd;
+using namespace bisectd::test;
+using storage::BisectionState;
+using storage::Purpose;
+
+namespace {
+
+struct DriverWorld {
+  TempDir tmp;
+  MemoryStore store;
+  FakeTrees trees{tmp.path()};
+  FakeRepo& repo = trees.repo("demo");
+  FakeJobs jobs;
+  FakeLab lab{{{"m0", "local", "local", "", false, ""}}};
+  kbuild::BuildStore build_store{tmp.path() / "builds"};
+  FakeBuilder builder;
+  daemon::run::CostHistory costs;
+  daemon::run::Builds builds{trees, build_store, store, costs, {builder, builder}};
+  daemon::watch::SeriesReader series{trees, store, store};
+  daemon::bisection::Priors priors{series, store, costs, builds, trees};
+  daemon::bisection::BuildEquivalence equivalence{build_store, store};
+  FakeVerifier verifier;
+  FakeReporter reporter;
+  daemon::bisection::Driver driver{{store, store, store, store},
+                                   {trees, jobs, lab, priors, equivalence, nullptr, verifier, reporter},
+                                   nullptr};
+  std::map<std::string, double> level;
+  SimulatedLab sim{store, [this](const std::string& c) { return level.contains(c) ? level[c] : 100.0; }, 0.01};
+
+  explicit DriverWorld(daemon::Job job = bench_job()) : jobs(std::move(job)) {
+    storage::TreeRow tree;
+    tree.name = "demo";
+    tree.branches = {"master"};
+    tree.job = "bench";
+    REQUIRE(store.add_tree(tree, storage::JobRow{"bench", "bench.yaml", "name: bench", 0}));
+  }
+
+  // Every commit from `first_bad` on (by position in `line`) reads `bad_level`.
+  void plant(const std::vector<std::string>& line, std::size_t first_bad, double bad_level) {
+    for (std::size_t i = first_bad; i < line.size(); ++i) {
+      level[line[i]] = bad_level;
+    }
+  }
+
+  // Ticks the driver and runs its requests until the bisection is no longer running (bounded).
+  storage::BisectionRow run_to_end(std::int64_t id, int max_ticks = 300) {
+    for (int tick = 0; tick < max_ticks; ++tick) {
+      driver.advance_all();
+      auto b = store.bisection(id).value();
+      REQUIRE(b);
+      if (b->state != BisectionState::running) {
+        return *b;
+      }
+      sim.run_queued("local");
+    }
+    FAIL("the bisection did not finish in " << max_ticks << " ticks");
+    return {};
+  }
+};
+
+} // namespace
+
+TEST_CASE("driver: a planted step is found, verified, and reported once", "[daemon][bisection]") {
+  DriverWorld w;
+  auto line = w.repo.line("c", 17);
+  w.plant(line, 9, 80.0);
+  auto id = w.driver.start({"demo", "master", line.front(), line.back(), "bench", "", storage::Origin::manual});
+  REQUIRE(id);
+  auto b = w.run_to_end(*id);
+  CHECK(b.state == BisectionState::found);
+  CHECK(b.culprit == line[9]);
+  CHECK(b.p_culprit >= 0.99);
+  CHECK(w.verifier.verified == std::vector<std::string>(w.verifier.calls, line[9])); // only the culprit
+  REQUIRE(w.reporter.conclusions.size() == 1);
+  CHECK(w.reporter.conclusions[0].culprit_sha == line[9]);
+  CHECK(w.reporter.conclusions[0].chain[w.reporter.conclusions[0].parent] == line[8]);
+  CHECK(w.store.all_reports().size() == 1);
+  CHECK(w.store.due_mail(std::numeric_limits<std::int64_t>::max()).value().size() == 1);
+  for (const auto& r : w.store.all_requests()) {
+    CHECK(r.bisection_id == *id);
+    CHECK(r.purpose == Purpose::bisect);
+  }
+  CHECK(b.runs == static_cast<std::int64_t>(w.store.samples("bench", line).value().size()));
+  w.driver.advance_all(); // finished: nothing more is queued or reported
+  CHECK(w.store.all_reports().size() == 1);
+}
+
+TEST_CASE("driver: start refuses revisions that are unknown, equal or not ancestors", "[daemon][bisection]") {
+  DriverWorld w;
+  auto line = w.repo.line("c", 4);
+  auto side = w.repo.add("side", {line[1]});
+  auto start = [&](const std::string& good, const std::string& bad, const std::string& job = "bench") {
+    return w.driver.start({"demo", "master", good, bad, job, "", storage::Origin::manual});
+  };
+  CHECK(start("nosuchrev", line[3]).error().message == "good: unknown revision 'nosuchrev' in tree demo");
+  CHECK(start(line[0], line[0]).error().code == ErrorCode::invalid_input);
+  CHECK(start(side, line[3]).error().message.find("is not an ancestor of bad") != std::string::npos);
+  CHECK(start(line[0], line[3], "nojob").error().code == ErrorCode::not_found);
+  CHECK(w.store.bisections().value().empty()); // nothing stored half
+}
+
+TEST_CASE("driver: while verification runs are pending nothing is reported", "[daemon][bisection]") {
+  DriverWorld w;
+  auto line = w.repo.line("c", 9);
+  w.plant(line, 4, 80.0);
+  w.verifier.answer.reset(); // the verifier waits for its runs
+  auto id = *w.driver.start({"demo", "master", line.front(), line.back(), "bench", "", storage::Origin::manual});
+  for (int tick = 0; tick < 200 && w.verifier.calls < 3; ++tick) {
+    w.driver.advance_all();
+    w.sim.run_queued("local");
+  }
+  REQUIRE(w.verifier.calls >= 3);
+  CHECK(w.store.bisection(id).value()->state == BisectionState::running);
+  CHECK(w.store.all_reports().empty());
+  w.verifier.answer = daemon::verify::Verification{{"confirm: verified"}};
+  auto b = w.run_to_end(id);
+  CHECK(b.culprit == line[4]);
+  CHECK(w.store.all_reports().size() == 1);
+}
+
+TEST_CASE("driver: a merge culprit sends the search into the merged branch", "[daemon][bisection]") {
+  DriverWorld w;
+  auto main = w.repo.line("m", 6);
+  auto branch = w.repo.line("b", 5, main[2]);                    // a topic branch off m2
+  auto merge = w.repo.add("merge", {main[5], branch.back()});  // merged after m5
+  auto after = w.repo.line("a", 3, merge);
+  std::vector<std::string> mainline(main.begin(), main.end());
+  mainline.push_back(merge);
+  mainline.insert(mainline.end(), after.begin(), after.end());
+  w.plant(branch, 3, 80.0);                                    // b3 regresses, on the branch
+  w.plant({merge}, 0, 80.0);
+  w.plant(after, 0, 80.0);
+  auto id = *w.driver.start({"demo", "master", main.front(), after.back(), "bench", "", storage::Origin::manual});
+  auto b = w.run_to_end(id, 600);
+  CHECK(b.merge == merge);
+  CHECK(b.state == BisectionState::found);
+  CHECK(b.culprit == branch[3]);
+  auto events = w.store.events(id).value();
+  CHECK(std::any_of(events.begin(), events.end(), [](const auto& e) {
+    return e.message.find("is a merge: searching the merged branch") != std::string::npos;
+  }));
+}
+
+TEST_CASE("driver: an endpoint that cannot be built fails the bisection", "[daemon][bisection]") {
+  DriverWorld w;
+  auto line = w.repo.line("c", 5);
+  REQUIRE(w.store.add_flag("bench", line.back(), "", storage::CommitFlag::unbuildable, "make: error"));
+  auto id = *w.driver.start({"demo", "master", line.front(), line.back(), "bench", "", storage::Origin::manual});
+  w.driver.advance_all();
+  auto b = w.store.bisection(id).value();
+  CHECK(b->state == BisectionState::failed);
+  CHECK(b->error == "an endpoint (good or bad) cannot be built or run; see `bisectctl results`");
+  CHECK(w.store.all_requests().empty());
+  CHECK(w.store.all_reports().empty());
+}

@@ -1,0 +1,163 @@
+// The watcher's and the confirmation's decisions, on an in-memory store and history (no SQLite, no git).
+#include "daemon/watch/watcher.hpp"
+
+#include "daemon_fakes.hpp"
+#include "fakes/fake_repo.hpp"
+#include "support/temp_dir.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace bisectd;
+using namespace bisectd::test;
+using storage::DetectionState;
+using storage::Purpose;
+using storage::RequestState;
+
+namespace {
+
+struct WatchWorld {
+  TempDir tmp;
+  MemoryStore store;
+  FakeTrees trees{tmp.path()};
+  FakeRepo& repo = trees.repo("demo");
+  std::vector<std::string> shas = repo.line("c", 6);
+  FakeJobs jobs{bench_job()};
+  FakeLab lab{{{"m0", "local", "local", "", false, ""}, {"m1", "local", "local", "", false, ""}}};
+  FakeStarter starter;
+  daemon::watch::WatchStores stores{store, store, store, store, store};
+  daemon::watch::SeriesReader series{trees, store, store};
+  daemon::watch::Confirmation confirmation{stores, series, jobs, lab, starter, 5};
+  daemon::watch::Watcher watcher{stores, trees, series, jobs, confirmation, std::chrono::seconds(60)};
+  std::map<std::string, double> level; // commit -> ops level of the simulated lab
+  SimulatedLab sim{store, [this](const std::string& c) { return level.contains(c) ? level[c] : 100.0; }, 0.01};
+
+  WatchWorld() {
+    storage::TreeRow tree;
+    tree.name = "demo";
+    tree.branches = {"master"};
+    tree.job = "bench";
+    REQUIRE(store.add_tree(tree, storage::JobRow{"bench", "bench.yaml", "name: bench", 0}));
+  }
+
+  void push(const std::string& sha) { watcher.on_heads(*store.tree("demo").value(), {{"master", sha}}); }
+
+  // Advances the watcher and runs what it queued, until nothing new is queued (bounded).
+  void settle() {
+    for (int i = 0; i < 20; ++i) {
+      watcher.advance();
+      if (sim.run_queued("local") == 0) {
+        watcher.advance();
+        return;
+      }
+    }
+    FAIL("the watcher kept queueing work");
+  }
+
+  std::vector<storage::RequestRow> requests(Purpose purpose) {
+    std::vector<storage::RequestRow> out;
+    for (const auto& r : store.all_requests()) {
+      if (r.purpose == purpose) {
+        out.push_back(r);
+      }
+    }
+    return out;
+  }
+};
+
+} // namespace
+
+TEST_CASE("watch: a new head is measured by a watch request and becomes the baseline", "[daemon][watch]") {
+  WatchWorld w;
+  w.push(w.shas[0]);
+  w.watcher.advance();
+  auto watch = w.requests(Purpose::watch);
+  REQUIRE(watch.size() == 1);
+  CHECK(watch[0].commit == w.shas[0]);
+  CHECK(watch[0].runs == 3);
+  CHECK(w.store.head("demo", "master").value()->tested.empty()); // not measured yet
+  w.settle();
+  CHECK(w.store.head("demo", "master").value()->tested == w.shas[0]);
+  CHECK(w.requests(Purpose::watch).size() == 1); // measured once
+  CHECK(w.starter.started.empty());
+}
+
+TEST_CASE("watch: a head within the threshold becomes the new baseline without a detection", "[daemon][watch]") {
+  WatchWorld w;
+  w.push(w.shas[0]);
+  w.settle();
+  w.level[w.shas[5]] = 98.0; // -2 %: below the job's 5 % threshold
+  w.push(w.shas[5]);
+  w.settle();
+  CHECK(w.store.head("demo", "master").value()->tested == w.shas[5]);
+  CHECK(w.store.detections_in_state(DetectionState::confirming).value().empty());
+  CHECK(w.requests(Purpose::confirm).empty());
+  CHECK(w.starter.started.empty());
+}
+
+TEST_CASE("watch: a confirmed slowdown opens one bisection of the two heads", "[daemon][watch]") {
+  WatchWorld w;
+  w.push(w.shas[0]);
+  w.settle();
+  w.level[w.shas[5]] = 80.0;
+  w.push(w.shas[5]);
+  w.watcher.advance();                     // queues the watch request of the new head
+  w.sim.run_queued("local");
+  w.watcher.advance();                     // compares: -20 % goes to confirmation
+  auto confirming = w.store.detections_in_state(DetectionState::confirming).value();
+  REQUIRE(confirming.size() == 1);
+  CHECK(confirming[0].good == w.shas[0]);
+  CHECK(confirming[0].bad == w.shas[5]);
+  auto confirm = w.requests(Purpose::confirm);
+  REQUIRE(confirm.size() >= 4);
+  for (std::size_t i = 0; i < confirm.size(); ++i) {
+    CHECK(confirm[i].pin_machine == "m0");                          // one machine: drift hits both sides
+    CHECK(confirm[i].commit == (i % 2 == 0 ? w.shas[0] : w.shas[5])); // interleaved
+  }
+  CHECK(w.store.head("demo", "master").value()->tested == w.shas[0]); // held back while confirming
+  w.settle();
+  REQUIRE(w.starter.started.size() == 1);
+  const auto& start = w.starter.started[0];
+  CHECK(start.good == w.shas[0]);
+  CHECK(start.bad == w.shas[5]);
+  CHECK(start.metric == "ops");
+  CHECK(start.origin == storage::Origin::detect);
+  auto confirmed = w.store.detection("demo", "bench", w.shas[0], w.shas[5]).value();
+  REQUIRE(confirmed);
+  CHECK(confirmed->state == DetectionState::confirmed);
+  CHECK(confirmed->change == Approx(-0.2).margin(0.02)); // the interleaved runs' estimate
+  CHECK(w.store.head("demo", "master").value()->tested == w.shas[5]);
+  w.settle();
+  CHECK(w.starter.started.size() == 1); // decided once
+}
+
+TEST_CASE("watch: a jump the reruns do not reproduce is rejected", "[daemon][watch]") {
+  WatchWorld w;
+  w.push(w.shas[0]);
+  w.settle();
+  w.level[w.shas[5]] = 80.0;
+  w.push(w.shas[5]);
+  w.watcher.advance();
+  w.sim.run_queued("local");
+  w.level[w.shas[5]] = 100.0; // the first measurement was a fluke of the lab
+  w.settle();
+  CHECK(w.starter.started.empty());
+  auto d = w.store.detection("demo", "bench", w.shas[0], w.shas[5]).value();
+  REQUIRE(d);
+  CHECK(d->state == DetectionState::rejected);
+  CHECK(w.store.head("demo", "master").value()->tested == w.shas[5]); // decided: the new baseline
+}
+
+TEST_CASE("watch: a head that cannot be built is not compared; the next head is", "[daemon][watch]") {
+  WatchWorld w;
+  w.push(w.shas[0]);
+  w.settle();
+  REQUIRE(w.store.add_flag("bench", w.shas[4], "", storage::CommitFlag::unbuildable, "make failed"));
+  w.push(w.shas[4]);
+  w.settle();
+  CHECK(w.requests(Purpose::watch).size() == 1); // the broken head is never measured
+  CHECK(w.store.head("demo", "master").value()->tested == w.shas[0]);
+  w.push(w.shas[5]);
+  w.settle();
+  CHECK(w.requests(Purpose::watch).size() == 2);
+  CHECK(w.store.head("demo", "master").value()->tested == w.shas[5]);
+}
