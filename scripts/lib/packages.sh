@@ -3,7 +3,7 @@
 
 BUILD_PACKAGES=(build-essential cmake ninja-build pkg-config git libgit2-dev libboost-dev libspdlog-dev libfmt-dev
   libyaml-cpp-dev libsqlite3-dev libcli11-dev nlohmann-json3-dev libcurl4-openssl-dev catch2 python3)
-TEST_PACKAGES=(python3-aiosmtpd sqlite3)
+TEST_PACKAGES=(python3-aiosmtpd sqlite3 ccache)
 KERNEL_PACKAGES=(linux-source-6.1 qemu-system-x86 busybox-static ccache bc flex bison libelf-dev libssl-dev cpio
   xz-utils kmod perl)
 
@@ -22,9 +22,19 @@ install_packages() {
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 }
 
-# build_bisectd DIR: configures and builds the project into DIR (Release with debug info).
+# build_bisectd DIR [CMAKE_OPTION...] [-- TARGET...]: configures and builds the project into DIR (optimised, with
+# debug info), all targets or the ones after "--". ccache is used when installed.
 build_bisectd() {
   local dir=$1
-  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-  cmake --build "$dir" -j"$(nproc)"
+  shift
+  local options=() targets=()
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do options+=("$1"); shift; done
+  [ "${1:-}" = "--" ] && shift && targets=("$@")
+  command -v ccache >/dev/null && options+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
+  cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${options[@]}" >/dev/null
+  if [ ${#targets[@]} -gt 0 ]; then
+    cmake --build "$dir" -j"$(nproc)" --target "${targets[@]}"
+  else
+    cmake --build "$dir" -j"$(nproc)"
+  fi
 }
