@@ -125,7 +125,8 @@ Result<nlohmann::json> tree_add_request(const TreeAddOptions& options) {
                          {"branches", options.branches},
                          {"job_yaml", job_yaml},
                          {"job_path", job_path.lexically_normal().string()},
-                         {"notify", options.notify}};
+                         {"notify", options.notify},
+                         {"private", !options.is_public}};
   if (options.poll_interval_s) {
     body["poll_interval_s"] = *options.poll_interval_s;
   }
@@ -160,6 +161,9 @@ void register_tree_commands(CLI::App& app, Context& context, Registry& registry)
   add->add_option("--notify", add_options->notify, "mail address to notify (repeatable)")
     ->allow_extra_args(false);
   add->add_option("--poll-interval", add_options->poll_interval_s, "seconds between fetches");
+  add->add_flag("--public", add_options->is_public,
+                "mail reports to the culprit's author, trailer people and maintainers too (default: private, "
+                "the --notify list only)");
   add->add_flag("--json", add_options->json, "print the daemon's JSON reply");
   registry.add(add, [&context, add_options] { return tree_add(context, *add_options); });
 

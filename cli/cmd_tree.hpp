@@ -19,6 +19,7 @@ struct TreeAddOptions {
   std::string job_file;
   std::vector<std::string> notify;
   std::optional<long> poll_interval_s;
+  bool is_public = false; // mail culprits' authors and trailer people too, not only the notify list
   bool json = false;
 };
 

@@ -3,6 +3,7 @@
 #include "base/clock.hpp"
 #include "base/fs.hpp"
 #include "base/strings.hpp"
+#include "daemon/run/retry_policy.hpp"
 
 #include <boost/asio/post.hpp>
 #include <spdlog/spdlog.h>
@@ -61,7 +62,7 @@ void Daemon::wire_rooms(const std::string& token) {
   m_prebuilder = std::make_unique<bisection::Prebuilder>(*m_builds, *m_jobs, store, store, wake, m_stopping);
   m_verifier = std::make_unique<verify::CulpritVerifier>(verify::VerifyDeps{store, store, store, *m_repos, *m_builds});
   m_reporter = std::make_unique<reporting::MailReporter>(
-    store, *m_repos, *m_machines, reporting::MailIdentity{m_config.mail_from, m_config.reported_by});
+    store, *m_repos, *m_machines, reporting::MailIdentity{m_config.mail_from, m_config.reported_by, m_config.max_recipients});
   m_bisections = std::make_unique<bisection::Driver>(
     bisection::DriverStores{store, store, store, store},
     bisection::DriverParts{*m_repos, *m_jobs, *m_machines, *m_priors, *m_equivalence, m_prebuilder.get(), *m_verifier,
@@ -73,6 +74,7 @@ void Daemon::wire_rooms(const std::string& token) {
   m_watcher = std::make_unique<watch::Watcher>(watch_stores, *m_repos, *m_series, *m_jobs, *m_confirmation,
                                                m_config.poll_interval);
   m_outbox = std::make_unique<mail::Outbox>(store, m_config.mail);
+  m_outbox->recover_interrupted();
   m_api = std::make_unique<api::Api>(api::ApiContext{store, store, store, store, *m_repos, *m_jobs, *m_machines,
                                                      *m_bisections, wake, m_config.configs_dir, m_config.poll_interval,
                                                      m_config.data_dir, m_started_at},
@@ -84,9 +86,10 @@ Status Daemon::init(config::Config config) {
   m_config = std::move(config);
   m_started_at = base::unix_now();
   BISECTD_TRY_ASSIGN(m_store, storage::Store::open(m_config.data_dir / "bisectd.db"));
-  BISECTD_TRY_ASSIGN(int requeued, m_store->requeue_interrupted());
-  if (requeued > 0) {
-    spdlog::info("requeued {} request(s) interrupted by the last stop", requeued);
+  BISECTD_TRY_ASSIGN(auto interrupted, m_store->requeue_interrupted(run::k_max_interrupted_attempts));
+  if (interrupted.first > 0 || interrupted.second > 0) {
+    spdlog::info("requests interrupted by the last stop: {} queued again, {} failed (interrupted {} times)",
+                 interrupted.first, interrupted.second, run::k_max_interrupted_attempts);
   }
   m_repos = std::make_unique<GitTrees>(m_config.data_dir);
   m_jobs = std::make_unique<config::StoredJobs>(*m_store, m_config.configs_dir);
@@ -227,12 +230,7 @@ void Daemon::start_visit(std::size_t slot, const storage::RequestRow& request) {
   spdlog::info("request {}: {} {} x{} on {}", request.id, to_string(request.purpose), base::short_sha(request.commit),
                request.runs, m_machines->machine(slot).spec().name);
   asio::post(m_lab_pool, [this, slot, request] {
-    try {
-      m_visits->run(m_machines->machine(slot), request);
-    } catch (const std::exception& e) {
-      spdlog::error("request {}: {}", request.id, e.what());
-      (void)m_store->fail_request(request.id, "infra", e.what(), true);
-    }
+    m_visits->run(m_machines->machine(slot), request); // never throws: failures are stored, bounded
     asio::post(m_io, [this, slot] {
       m_machines->set_busy(slot, false);
       --m_running_visits;

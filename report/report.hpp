@@ -62,6 +62,7 @@ struct ReportInput {
   std::vector<std::string> reproduce;     // bisectctl commands
   std::string from, reported_by;          // "bisectd <bisectd@localhost>"
   std::string in_reply_to;                // message id or lore URL from a Link: trailer; may be empty
+  std::string recipients_note;            // why fewer people got the mail than the commit names; may be empty
 };
 
 struct Recipients {

@@ -235,6 +235,9 @@ std::string report_body(const ReportInput& input, const std::string& message_id)
     out += chart + "\n";
   }
   out += reproduce_block(input);
+  if (!input.recipients_note.empty()) {
+    out += single_line(input.recipients_note) + "\n\n";
+  }
   out += "-- \nbisectd performance bisection robot\n";
   return strip_trailing_space(out);
 }

@@ -16,16 +16,23 @@ class QueueStore {
 public:
   virtual ~QueueStore() = default;
   virtual Result<std::int64_t> enqueue(const RequestRow& request) = 0;
-  // Claims the oldest queued request of `group` that `machine` may take; marks it building on `machine`.
+  // Claims a queued request of `group` that `machine` may take and whose retry time has come, of a tree that is
+  // still registered; marks it building on `machine`. Fresh requests go first (fewest attempts, then oldest), so
+  // a request that keeps failing never holds up the others.
   virtual Result<std::optional<RequestRow>> claim_request(const std::string& group, const std::string& machine) = 0;
   virtual Status set_request_state(std::int64_t id, RequestState state) = 0;
   // Stores the visit's samples and marks the request done, atomically.
   virtual Status finish_request(std::int64_t id, const std::vector<SampleRow>& samples) = 0;
-  // Marks the request failed (requeue=false) or back to queued for a retry (requeue=true).
+  // Marks the request failed (no `retry_at`) or back to queued, to be claimed at `retry_at` (unix time) or later.
   virtual Status fail_request(std::int64_t id, const std::string& code, const std::string& message,
-                              bool requeue) = 0;
-  // After a crash: requests left building/running go back to the queue (their partial samples were never stored).
-  virtual Result<int> requeue_interrupted() = 0;
+                              std::optional<std::int64_t> retry_at) = 0;
+  // After a crash: requests left building/running go back to the queue (their partial samples were never stored),
+  // unless they were claimed `max_attempts` times already (a request that kills the daemon must not do it for
+  // ever): those fail. Returns (requeued, failed).
+  virtual Result<std::pair<int, int>> requeue_interrupted(int max_attempts) = 0;
+  // How many requests of `purpose` for (job, commit) failed for good.
+  virtual Result<std::int64_t> failed_requests_for(const std::string& job, const std::string& commit,
+                                                   Purpose purpose) = 0;
   virtual Result<std::vector<RequestRow>> requests_for_bisection(std::int64_t bisection_id) = 0;
   virtual Result<std::vector<RequestRow>> requests_for_detection(std::int64_t detection_id) = 0;
   virtual Result<std::optional<RequestRow>> request(std::int64_t id) = 0;

@@ -42,7 +42,8 @@ struct RequestRow {
   std::int64_t runs = 1;
   std::string variant;               // "" normal build; e.g. "layout" or "revert:<sha>" for verification builds
   RequestState state = RequestState::queued;
-  std::int64_t attempts = 0;
+  std::int64_t attempts = 0;          // times claimed
+  std::int64_t retry_at = 0;          // queued again after a failure: not claimed before this unix time
   std::string machine, error, error_code;
   std::int64_t created_at = 0, updated_at = 0;
 

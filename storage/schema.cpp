@@ -102,6 +102,11 @@ INSERT OR IGNORE INTO bisection_marks (bisection_id, commit_sha, mark)
   WHERE json_valid(b.result) AND json_type(b.result, '$.prebuilt') = 'array' AND j.type = 'text';
 UPDATE bisections SET result = json_remove(result, '$.merge', '$.verification', '$.excluded', '$.prebuilt')
   WHERE json_valid(result);
+)sql",
+// 3: a failed request is retried with backoff, not at once.
+R"sql(
+ALTER TABLE requests ADD COLUMN retry_at INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX requests_claim ON requests(state, machine_group, attempts, id);
 )sql"};
 
 Result<int> current_version(Connection& connection) {

@@ -29,9 +29,10 @@ constexpr Names<OutboxState, 4> k_outbox_states{{{OutboxState::pending, "pending
                                                  {OutboxState::sending, "sending"},
                                                  {OutboxState::sent, "sent"},
                                                  {OutboxState::failed, "failed"}}};
-constexpr Names<CommitFlag, 3> k_commit_flags{{{CommitFlag::unbuildable, "unbuildable"},
+constexpr Names<CommitFlag, 4> k_commit_flags{{{CommitFlag::unbuildable, "unbuildable"},
                                                {CommitFlag::unbootable, "unbootable"},
-                                               {CommitFlag::unrunnable, "unrunnable"}}};
+                                               {CommitFlag::unrunnable, "unrunnable"},
+                                               {CommitFlag::infra, "infra"}}};
 
 template <class Enum, std::size_t N>
 constexpr std::string_view name_of(const Names<Enum, N>& names, Enum value) {
@@ -83,6 +84,8 @@ std::int64_t CommitFlags::count(CommitFlag flag) const {
     return unbootable;
   case CommitFlag::unrunnable:
     return unrunnable;
+  case CommitFlag::infra:
+    return infra;
   }
   return 0;
 }

@@ -26,7 +26,12 @@ enum class Origin { manual, detect };
 // A report mail: pending (due at next_attempt_at) → sending (handed to the transport) → sent | failed.
 enum class OutboxState { pending, sending, sent, failed };
 // What a commit cannot do for a job: counted per (job, commit, variant).
-enum class CommitFlag { unbuildable, unbootable, unrunnable };
+enum class CommitFlag {
+  unbuildable, // the build failed for the commit's own reasons
+  unbootable,  // the kernel did not boot (counted: the first failure may be the machine's)
+  unrunnable,  // the benchmark gave no sample on it
+  infra,       // the lab failed on it every time it tried (attempts exhausted): skipped, with the reason stored
+};
 
 // Names as stored (and shown in the API): "queued", "not_found", ...
 std::string_view to_string(RequestState state);
@@ -60,12 +65,12 @@ struct CommitFlags {
   // A kernel that failed to boot once may have met a flaky machine; the second failure skips the commit.
   static constexpr std::int64_t k_boot_failures_to_skip = 2;
 
-  std::int64_t unbuildable = 0, unbootable = 0, unrunnable = 0;
+  std::int64_t unbuildable = 0, unbootable = 0, unrunnable = 0, infra = 0;
 
   [[nodiscard]] std::int64_t count(CommitFlag flag) const;
   // The commit cannot be measured: bisections skip it (keeping its prior mass), the watcher waits for the next head.
   [[nodiscard]] bool is_skipped() const {
-    return unbuildable > 0 || unrunnable > 0 || unbootable >= k_boot_failures_to_skip;
+    return unbuildable > 0 || unrunnable > 0 || infra > 0 || unbootable >= k_boot_failures_to_skip;
   }
 };
 

@@ -45,8 +45,11 @@ public:
   Result<std::optional<RequestRow>> claim_request(const std::string& group, const std::string& machine) override;
   Status set_request_state(std::int64_t id, RequestState state) override;
   Status finish_request(std::int64_t id, const std::vector<SampleRow>& samples) override;
-  Status fail_request(std::int64_t id, const std::string& code, const std::string& message, bool requeue) override;
-  Result<int> requeue_interrupted() override;
+  Status fail_request(std::int64_t id, const std::string& code, const std::string& message,
+                      std::optional<std::int64_t> retry_at) override;
+  Result<std::pair<int, int>> requeue_interrupted(int max_attempts) override;
+  Result<std::int64_t> failed_requests_for(const std::string& job, const std::string& commit,
+                                           Purpose purpose) override;
   Result<std::vector<RequestRow>> requests_for_bisection(std::int64_t bisection_id) override;
   Result<std::vector<RequestRow>> requests_for_detection(std::int64_t detection_id) override;
   Result<std::optional<RequestRow>> request(std::int64_t id) override;
@@ -96,6 +99,8 @@ public:
   Result<std::optional<ReportRow>> report(std::int64_t bisection_id) override;
 
   Result<std::vector<std::pair<OutboxRow, ReportRow>>> due_mail(std::int64_t now) override;
+  Result<bool> mark_mail_sending(std::int64_t outbox_id) override;
+  Result<std::vector<std::pair<OutboxRow, ReportRow>>> interrupted_mail() override;
   Status mark_mail_sent(std::int64_t outbox_id) override;
   Status mark_mail_failed(std::int64_t outbox_id, const std::string& error, std::int64_t next_attempt_at,
                           bool give_up) override;

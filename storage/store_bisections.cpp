@@ -228,14 +228,16 @@ Result<std::optional<ReportRow>> Store::report(std::int64_t bisection_id) {
                               {integer(bisection_id)}, read_report);
 }
 
-Result<std::vector<std::pair<OutboxRow, ReportRow>>> Store::due_mail(std::int64_t now) {
+namespace {
+
+Result<std::vector<std::pair<OutboxRow, ReportRow>>> mail_where(Connection& connection, const std::string& where,
+                                                               const std::vector<Value>& params) {
   return query<std::pair<OutboxRow, ReportRow>>(
-    *m_connection,
+    connection,
     "SELECT " + std::string(k_report_columns) +
       ", o.id, o.report_id, o.state, o.attempts, o.next_attempt_at, COALESCE(o.last_error, '') "
-      "FROM outbox o JOIN reports r ON o.report_id = r.id WHERE o.state = 'pending' AND o.next_attempt_at <= ? "
-      "ORDER BY o.id",
-    {integer(now)}, [](const Statement& s) {
+      "FROM outbox o JOIN reports r ON o.report_id = r.id WHERE " + where + " ORDER BY o.id",
+    params, [](const Statement& s) {
       OutboxRow o{s.column_int(12), s.column_int(13),
                   parse_outbox_state(s.column_text(14)).value_or(OutboxState::failed), s.column_int(15),
                   s.column_int(16), s.column_text(17)};
@@ -243,8 +245,26 @@ Result<std::vector<std::pair<OutboxRow, ReportRow>>> Store::due_mail(std::int64_
     });
 }
 
+} // namespace
+
+Result<std::vector<std::pair<OutboxRow, ReportRow>>> Store::due_mail(std::int64_t now) {
+  return mail_where(*m_connection, "o.state = 'pending' AND o.next_attempt_at <= ?", {integer(now)});
+}
+
+Result<std::vector<std::pair<OutboxRow, ReportRow>>> Store::interrupted_mail() {
+  return mail_where(*m_connection, "o.state = 'sending'", {});
+}
+
+Result<bool> Store::mark_mail_sending(std::int64_t outbox_id) {
+  BISECTD_TRY_ASSIGN(int changed, m_connection->run("UPDATE outbox SET state = 'sending' WHERE id = ? AND "
+                                                    "state = 'pending'",
+                                                    {integer(outbox_id)}));
+  return changed == 1;
+}
+
 Status Store::mark_mail_sent(std::int64_t outbox_id) {
-  BISECTD_TRY(m_connection->run("UPDATE outbox SET state = 'sent', attempts = attempts + 1, sent_at = ? WHERE id = ?",
+  BISECTD_TRY(m_connection->run("UPDATE outbox SET state = 'sent', attempts = attempts + 1, sent_at = ?, "
+                                "last_error = NULL WHERE id = ?",
                                 {integer(base::unix_now()), integer(outbox_id)}));
   return {};
 }

@@ -11,7 +11,7 @@ namespace {
 constexpr std::string_view k_request_columns =
   "id, tree, job, commit_sha, purpose, COALESCE(bisection_id, 0), COALESCE(detection_id, 0), machine_group, "
   "COALESCE(pin_machine, ''), runs, variant, state, attempts, COALESCE(machine, ''), COALESCE(error, ''), "
-  "COALESCE(error_code, ''), created_at, updated_at";
+  "COALESCE(error_code, ''), created_at, updated_at, retry_at";
 
 RequestRow read_request(const Statement& s) {
   RequestRow r;
@@ -33,6 +33,7 @@ RequestRow read_request(const Statement& s) {
   r.error_code = s.column_text(15);
   r.created_at = s.column_int(16);
   r.updated_at = s.column_int(17);
+  r.retry_at = s.column_int(18);
   return r;
 }
 
@@ -63,8 +64,10 @@ Result<std::optional<RequestRow>> Store::claim_request(const std::string& group,
   BISECTD_TRY_ASSIGN(auto row, query_one<RequestRow>(
                                  *m_connection,
                                  request_select("state = 'queued' AND machine_group = ? AND "
-                                                "(pin_machine IS NULL OR pin_machine = ?) ORDER BY id LIMIT 1"),
-                                 {text(group), text(machine)}, read_request));
+                                                "(pin_machine IS NULL OR pin_machine = ?) AND retry_at <= ? AND "
+                                                "tree IN (SELECT name FROM trees WHERE removed = 0) "
+                                                "ORDER BY attempts, id LIMIT 1"),
+                                 {text(group), text(machine), integer(base::unix_now())}, read_request));
   if (!row) {
     return std::optional<RequestRow>{};
   }
@@ -84,15 +87,35 @@ Status Store::set_request_state(std::int64_t id, RequestState state) {
   return {};
 }
 
-Status Store::fail_request(std::int64_t id, const std::string& code, const std::string& message, bool requeue) {
-  BISECTD_TRY(m_connection->run("UPDATE requests SET state = ?, error = ?, error_code = ?, updated_at = ? WHERE id = ?",
-                                {state_value(requeue ? RequestState::queued : RequestState::failed), text(message),
-                                 text(code), integer(base::unix_now()), integer(id)}));
+Status Store::fail_request(std::int64_t id, const std::string& code, const std::string& message,
+                           std::optional<std::int64_t> retry_at) {
+  BISECTD_TRY(m_connection->run(
+    "UPDATE requests SET state = ?, error = ?, error_code = ?, retry_at = ?, updated_at = ? WHERE id = ?",
+    {state_value(retry_at ? RequestState::queued : RequestState::failed), text(message), text(code),
+     integer(retry_at.value_or(0)), integer(base::unix_now()), integer(id)}));
   return {};
 }
 
-Result<int> Store::requeue_interrupted() {
-  return m_connection->run("UPDATE requests SET state = 'queued' WHERE state IN ('building', 'running')");
+Result<std::pair<int, int>> Store::requeue_interrupted(int max_attempts) {
+  Transaction txn(*m_connection);
+  BISECTD_TRY(txn.begin());
+  BISECTD_TRY_ASSIGN(int failed, m_connection->run(
+    "UPDATE requests SET state = 'failed', error_code = 'infra', error = 'interrupted by a daemon stop ' || "
+    "attempts || ' times', updated_at = ? WHERE state IN ('building', 'running') AND attempts >= ?",
+    {integer(base::unix_now()), integer(max_attempts)}));
+  BISECTD_TRY_ASSIGN(int requeued,
+                     m_connection->run("UPDATE requests SET state = 'queued' WHERE state IN ('building', 'running')"));
+  BISECTD_TRY(txn.commit());
+  return std::pair{requeued, failed};
+}
+
+Result<std::int64_t> Store::failed_requests_for(const std::string& job, const std::string& commit, Purpose purpose) {
+  BISECTD_TRY_ASSIGN(auto rows, query<std::int64_t>(*m_connection,
+                                                    "SELECT COUNT(*) FROM requests WHERE job = ? AND commit_sha = ? "
+                                                    "AND purpose = ? AND state = 'failed'",
+                                                    {text(job), text(commit), text(std::string(to_string(purpose)))},
+                                                    [](const Statement& s) { return s.column_int(0); }));
+  return rows.front();
 }
 
 Result<std::vector<RequestRow>> Store::requests_for_bisection(std::int64_t bisection_id) {

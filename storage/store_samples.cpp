@@ -208,6 +208,9 @@ Result<CommitFlags> Store::flags(const std::string& job, const std::string& comm
     case CommitFlag::unrunnable:
       flags.unrunnable = count;
       break;
+    case CommitFlag::infra:
+      flags.infra = count;
+      break;
     }
   }
   return flags;

@@ -74,15 +74,23 @@ Result<std::optional<TreeRow>> Store::tree(const std::string& name) {
 }
 
 Status Store::remove_tree(const std::string& name) {
+  Transaction txn(*m_connection);
+  BISECTD_TRY(txn.begin());
   BISECTD_TRY_ASSIGN(int changed, m_connection->run("UPDATE trees SET removed = 1 WHERE name = ? AND removed = 0",
                                                     {text(name)}));
   if (changed == 0) {
     return make_error(ErrorCode::not_found, "tree '" + name + "' not found");
   }
+  // Its work ends with it: nothing of a removed tree is claimed, confirmed or bisected any more.
   BISECTD_TRY(m_connection->run("UPDATE requests SET state = 'failed', error = 'tree removed' "
                                 "WHERE tree = ? AND state = 'queued'",
                                 {text(name)}));
-  return {};
+  BISECTD_TRY(m_connection->run("UPDATE detections SET state = 'rejected' WHERE tree = ? AND state = 'confirming'",
+                                {text(name)}));
+  BISECTD_TRY(m_connection->run("UPDATE bisections SET state = 'failed', error = 'tree removed', finished_at = ? "
+                                "WHERE tree = ? AND state = 'running'",
+                                {integer(base::unix_now()), text(name)}));
+  return txn.commit();
 }
 
 Status Store::put_job(const JobRow& job) {

@@ -17,7 +17,7 @@ public:
   virtual Status add_tree(const TreeRow& tree, const JobRow& job) = 0;
   virtual Result<std::vector<TreeRow>> trees() = 0;
   virtual Result<std::optional<TreeRow>> tree(const std::string& name) = 0;
-  // Marks the tree removed and fails its queued requests. Error: not_found.
+  // Marks the tree removed; its queued requests, confirmations and running bisections fail. Error: not_found.
   virtual Status remove_tree(const std::string& name) = 0;
   virtual Status put_job(const JobRow& job) = 0;
   virtual Result<std::optional<JobRow>> job(const std::string& name) = 0;

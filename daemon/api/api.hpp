@@ -13,8 +13,10 @@ class Api {
 public:
   Api(ApiContext context, std::string token) : m_context(std::move(context)), m_token(std::move(token)) {}
 
-  // Never throws: a handler's exception becomes a 500 with a one-line error.
+  // Never throws: a field of the wrong type is a 400, any other exception a 500, each with a one-line error.
   HttpResponse handle(const HttpRequest& request);
+  // True when `authorization` carries the token ("Bearer <token>"), compared in constant time.
+  [[nodiscard]] bool authorized(const std::string& authorization) const;
 
 private:
   HttpResponse route(const HttpRequest& request);

@@ -1,6 +1,7 @@
 // GET (list), POST (start) of bisections, and a bisection's report.
 #include "daemon/api/resources.hpp"
 
+#include "daemon/api/body.hpp"
 #include "daemon/api/views.hpp"
 
 namespace bisectd::daemon::api {
@@ -43,28 +44,40 @@ HttpResponse get_report(ApiContext& c, const Call& call) {
                              {"sent", r.sent}});
 }
 
-HttpResponse post_bisection(ApiContext& c, const Call& call) {
-  const auto& body = call.body;
-  auto tree_name = body.value("tree", "");
+namespace {
+
+HttpResponse start_bisection(ApiContext& c, const std::string& tree_name, const std::string& good,
+                             const std::string& bad, const std::string& job_name) {
   auto tree = c.trees.tree(tree_name);
   if (!tree || !*tree) {
     return error_response(404, "tree: '" + tree_name + "' not found");
   }
-  auto good = body.value("good", "");
-  auto bad = body.value("bad", "");
   if (good.empty() || bad.empty()) {
     return error_response(400, good.empty() ? "good: missing" : "bad: missing");
   }
-  auto job = body.value("job", (*tree)->job);
-  if (job.empty()) {
-    job = (*tree)->job;
-  }
+  auto job = job_name.empty() ? (*tree)->job : job_name;
   std::string branch = (*tree)->branches.empty() ? "" : (*tree)->branches.front();
   auto id = c.starter.start({tree_name, branch, good, bad, job, "", storage::Origin::manual});
   if (!id) {
     return error_response(id.error());
   }
   return json_response(201, {{"id", *id}});
+}
+
+} // namespace
+
+HttpResponse post_bisection(ApiContext& c, const Call& call) {
+  const auto& body = call.body;
+  auto tree_name = string_field(body, "tree");
+  auto good = string_field(body, "good");
+  auto bad = string_field(body, "bad");
+  auto job_name = string_field(body, "job");
+  for (const auto* field : {&tree_name, &good, &bad, &job_name}) {
+    if (!*field) {
+      return error_response(field->error());
+    }
+  }
+  return start_bisection(c, *tree_name, *good, *bad, *job_name);
 }
 
 } // namespace bisectd::daemon::api

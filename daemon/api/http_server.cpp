@@ -5,6 +5,9 @@
 #include <boost/beast/http.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <optional>
+
 namespace bisectd::daemon::api {
 
 namespace asio = boost::asio;
@@ -14,27 +17,66 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
-constexpr std::size_t k_body_limit = 8 * 1024 * 1024;
-
-// One connection: read a request, hand it to the pool, write the answer, close.
+// One connection: read the header, check it, read the body, hand the request to the pool, write the answer, close.
 class Session : public std::enable_shared_from_this<Session> {
 public:
-  Session(tcp::socket socket, asio::io_context& io, asio::thread_pool& pool, Api& api)
-    : m_stream(std::move(socket)), m_io(io), m_pool(pool), m_api(api) {}
+  Session(tcp::socket socket, asio::io_context& io, asio::thread_pool& pool, Api& api, const HttpLimits& limits,
+          bool loopback, std::shared_ptr<std::atomic<int>> open)
+    : m_stream(std::move(socket)), m_io(io), m_pool(pool), m_api(api), m_limits(limits), m_loopback(loopback),
+      m_open(std::move(open)) {
+    ++*m_open;
+  }
+  ~Session() { --*m_open; }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
 
   void start() {
-    m_parser.body_limit(k_body_limit);
-    m_stream.expires_after(std::chrono::seconds(30));
-    http::async_read(m_stream, m_buffer, m_parser,
-                     [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_read(ec); });
+    m_parser.header_limit(static_cast<std::uint32_t>(m_limits.max_header_bytes));
+    m_parser.body_limit(m_limits.max_body_bytes);
+    m_stream.expires_after(m_limits.request_timeout);
+    http::async_read_header(m_stream, m_buffer, m_parser,
+                            [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_header(ec); });
   }
 
+  // The answer to a client over the connection cap, without reading its request.
+  void refuse() { respond(error_response(503, "too many connections; try again"), 11); }
+
 private:
-  void on_read(beast::error_code ec) {
+  // Empty when the request may go on to its body; else the answer it gets.
+  std::optional<HttpResponse> check_header() {
+    auto& req = m_parser.get();
+    if (m_loopback && !is_loopback_host(std::string(req[http::field::host]))) {
+      return error_response(421, "this API answers only to Host: localhost or a loopback address");
+    }
+    if (req.method() != http::verb::get && !m_api.authorized(std::string(req[http::field::authorization]))) {
+      return error_response(401, "a valid token is required for " + std::string(req.method_string()) +
+                                   " (Authorization: Bearer ...)");
+    }
+    if (auto length = m_parser.content_length(); length && *length > m_limits.max_body_bytes) {
+      return error_response(413, "request body of " + std::to_string(*length) + " bytes is over the limit of " +
+                                   std::to_string(m_limits.max_body_bytes));
+    }
+    return std::nullopt;
+  }
+
+  void on_header(beast::error_code ec) {
     if (ec) {
       if (ec != http::error::end_of_stream) {
-        respond(HttpResponse{400, R"({"error":"bad HTTP request: )" + ec.message() + "\"}"}, 11);
+        respond(error_response(ec == http::error::header_limit ? 431 : 400, "bad HTTP request: " + ec.message()), 11);
       }
+      return;
+    }
+    if (auto refused = check_header()) {
+      respond(*refused, m_parser.get().version());
+      return;
+    }
+    http::async_read(m_stream, m_buffer, m_parser,
+                     [self = shared_from_this()](beast::error_code read, std::size_t) { self->on_read(read); });
+  }
+
+  void on_read(beast::error_code ec) {
+    if (ec) {
+      respond(error_response(ec == http::error::body_limit ? 413 : 400, "bad HTTP request: " + ec.message()), 11);
       return;
     }
     auto& req = m_parser.get();
@@ -56,7 +98,7 @@ private:
     m_response->keep_alive(false);
     m_response->body() = response.body;
     m_response->prepare_payload();
-    m_stream.expires_after(std::chrono::seconds(30));
+    m_stream.expires_after(m_limits.request_timeout);
     http::async_write(m_stream, *m_response, [self = shared_from_this()](beast::error_code, std::size_t) {
       beast::error_code ignored;
       self->m_stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
@@ -67,12 +109,30 @@ private:
   asio::io_context& m_io;
   asio::thread_pool& m_pool;
   Api& m_api;
+  const HttpLimits& m_limits;
+  bool m_loopback;
+  std::shared_ptr<std::atomic<int>> m_open;
   beast::flat_buffer m_buffer;
   http::request_parser<http::string_body> m_parser;
   std::shared_ptr<http::response<http::string_body>> m_response;
 };
 
 } // namespace
+
+bool is_loopback_host(std::string_view host) {
+  std::string name(host);
+  if (!name.empty() && name.front() == '[') {
+    name = name.substr(1, name.find(']') - 1); // [::1]:8765
+  } else if (auto colon = name.rfind(':'); colon != std::string::npos && name.find(':') == colon) {
+    name = name.substr(0, colon); // 127.0.0.1:8765, localhost:8765
+  }
+  if (name == "localhost") {
+    return true;
+  }
+  beast::error_code ec;
+  auto address = asio::ip::make_address(name, ec);
+  return !ec && address.is_loopback();
+}
 
 Status HttpServer::listen(const std::string& address) {
   auto colon = address.rfind(':');
@@ -101,6 +161,7 @@ Status HttpServer::listen(const std::string& address) {
   if (ec) {
     return make_error(ErrorCode::unreachable, "listen " + address + ": " + ec.message());
   }
+  m_loopback = ip.is_loopback();
   accept();
   return {};
 }
@@ -110,18 +171,39 @@ unsigned short HttpServer::port() const { return m_acceptor.local_endpoint().por
 void HttpServer::stop() {
   beast::error_code ignored;
   m_acceptor.close(ignored);
+  m_backoff_timer.cancel();
+}
+
+void HttpServer::accept_later() {
+  constexpr std::chrono::milliseconds k_first{50}, k_max{2000};
+  m_backoff = std::clamp(m_backoff * 2, k_first, k_max);
+  m_backoff_timer.expires_after(m_backoff);
+  m_backoff_timer.async_wait([this](beast::error_code ec) {
+    if (!ec) {
+      accept();
+    }
+  });
 }
 
 void HttpServer::accept() {
   m_acceptor.async_accept([this](beast::error_code ec, tcp::socket socket) {
-    if (ec) {
-      if (ec != asio::error::operation_aborted) {
-        spdlog::warn("http accept: {}", ec.message());
-        accept();
-      }
+    if (ec == asio::error::operation_aborted || !m_acceptor.is_open()) {
       return;
     }
-    std::make_shared<Session>(std::move(socket), m_io, m_pool, m_api)->start();
+    if (ec) {
+      if (m_backoff.count() == 0) { // once per burst of failures, not once per attempt
+        spdlog::warn("http accept: {} (backing off)", ec.message());
+      }
+      accept_later();
+      return;
+    }
+    m_backoff = std::chrono::milliseconds(0);
+    auto session = std::make_shared<Session>(std::move(socket), m_io, m_pool, m_api, m_limits, m_loopback, m_open);
+    if (m_open->load() > m_limits.max_connections) {
+      session->refuse();
+    } else {
+      session->start();
+    }
     accept();
   });
 }

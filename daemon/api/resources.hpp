@@ -16,6 +16,8 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
+#include <mutex>
 
 namespace bisectd::daemon::api {
 
@@ -33,6 +35,7 @@ struct ApiContext {
   std::chrono::seconds poll_interval;   // a new tree's default
   std::filesystem::path data_dir;       // shown by status
   std::int64_t started_at = 0;          // unix time, for status' uptime
+  std::shared_ptr<std::mutex> tree_changes = std::make_shared<std::mutex>(); // serialises tree adds
 };
 
 // status.cpp

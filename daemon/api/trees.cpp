@@ -2,6 +2,7 @@
 #include "daemon/api/resources.hpp"
 
 #include "base/strings.hpp"
+#include "daemon/api/body.hpp"
 #include "daemon/api/views.hpp"
 #include "daemon/config/job_file.hpp"
 #include "vcs/repository.hpp"
@@ -25,16 +26,100 @@ bool valid_branch(const std::string& branch) {
   });
 }
 
-std::vector<std::string> string_list(const json& body, const char* key) {
-  std::vector<std::string> out;
-  if (body.contains(key) && body[key].is_array()) {
-    for (const auto& item : body[key]) {
-      if (item.is_string()) {
-        out.push_back(item.get<std::string>());
-      }
+// A tree and its job as the request describes them, every field checked; nothing is touched yet.
+struct NewTree {
+  storage::TreeRow tree;
+  storage::JobRow job;
+};
+
+Status check_branches(const std::vector<std::string>& branches) {
+  if (branches.empty()) {
+    return make_error(ErrorCode::invalid_input, "branches: at least one branch is required");
+  }
+  for (const auto& b : branches) {
+    if (!valid_branch(b)) {
+      return make_error(ErrorCode::invalid_input, "branches: '" + b + "' is not a valid branch name");
     }
   }
-  return out;
+  return {};
+}
+
+Result<NewTree> parse_tree(const ApiContext& c, const json& body) {
+  NewTree t;
+  auto& tree = t.tree;
+  BISECTD_TRY_ASSIGN(tree.name, string_field(body, "name"));
+  BISECTD_TRY_ASSIGN(tree.url, string_field(body, "url"));
+  BISECTD_TRY_ASSIGN(tree.branches, string_list_field(body, "branches"));
+  BISECTD_TRY_ASSIGN(tree.notify, string_list_field(body, "notify"));
+  BISECTD_TRY_ASSIGN(tree.mail_cc, string_list_field(body, "mail_cc"));
+  BISECTD_TRY_ASSIGN(tree.is_private, bool_field(body, "private", true)); // public only when asked for
+  BISECTD_TRY_ASSIGN(tree.poll_interval_s, int_field(body, "poll_interval_s", c.poll_interval.count()));
+  BISECTD_TRY_ASSIGN(auto job_path, string_field(body, "job_path", "job.yaml"));
+  BISECTD_TRY_ASSIGN(auto job_yaml, string_field(body, "job_yaml"));
+  if (!base::is_valid_name(tree.name)) {
+    return make_error(ErrorCode::invalid_input,
+                      "name: '" + tree.name + "' is not a valid tree name ([a-z0-9][a-z0-9._-]*)");
+  }
+  if (auto valid = vcs::validate_url(tree.url); !valid) {
+    return make_error(ErrorCode::invalid_input, "url: " + valid.error().message);
+  }
+  BISECTD_TRY(check_branches(tree.branches));
+  if (tree.poll_interval_s < 0 || tree.poll_interval_s > 7 * 24 * 3600) {
+    return make_error(ErrorCode::invalid_input, "poll_interval_s: must be between 0 (the default) and a week");
+  }
+  BISECTD_TRY_ASSIGN(auto job, config::parse_job(job_yaml, job_path, c.configs_dir));
+  tree.job = job.name;
+  t.job = storage::JobRow{job.name, job_path, job.yaml, 0};
+  return t;
+}
+
+// Jobs are shared by name: a different definition under a name another tree uses would change that tree's job.
+Status check_job_name(ApiContext& c, const storage::JobRow& job) {
+  BISECTD_TRY_ASSIGN(auto existing, c.trees.job(job.name));
+  if (!existing || existing->yaml == job.yaml) {
+    return {};
+  }
+  BISECTD_TRY_ASSIGN(auto trees, c.trees.trees());
+  for (const auto& other : trees) {
+    if (other.job == job.name) {
+      return make_error(ErrorCode::conflict, "job '" + job.name + "' exists with a different definition (used by tree '" +
+                                               other.name + "'): give this job another name");
+    }
+  }
+  return {};
+}
+
+// Mirrors and fetches the tree and checks its branches exist; a mirror made here is removed again on failure.
+Status mirror_tree(ApiContext& c, const storage::TreeRow& tree, bool& fresh_mirror) {
+  fresh_mirror = !std::filesystem::exists(c.repos.mirror_dir(tree.name));
+  if (auto mirrored = c.repos.mirror(tree.name, tree.url); !mirrored) {
+    return make_error(ErrorCode::invalid_input, "url: " + mirrored.error().message);
+  }
+  auto heads = c.repos.fetch(tree.name);
+  for (const auto& b : tree.branches) {
+    if (!heads || !heads->contains(b)) {
+      return make_error(ErrorCode::invalid_input, "branch: '" + b + "' not found in " + tree.url);
+    }
+  }
+  return {};
+}
+
+Status add_tree(ApiContext& c, const NewTree& t) {
+  std::lock_guard lock(*c.tree_changes); // two adds of one name must not mirror one URL and store another
+  if (auto existing = c.trees.tree(t.tree.name); existing && *existing) {
+    return make_error(ErrorCode::conflict, "tree '" + t.tree.name + "' exists already");
+  }
+  BISECTD_TRY(check_job_name(c, t.job));
+  bool fresh_mirror = false;
+  auto added = mirror_tree(c, t.tree, fresh_mirror);
+  if (added) {
+    added = c.trees.add_tree(t.tree, t.job);
+  }
+  if (!added && fresh_mirror) {
+    std::error_code ignored;
+    std::filesystem::remove_all(c.repos.mirror_dir(t.tree.name), ignored);
+  }
+  return added;
 }
 
 } // namespace
@@ -48,68 +133,20 @@ HttpResponse get_trees(ApiContext& c, const Call&) {
 }
 
 HttpResponse post_tree(ApiContext& c, const Call& call) {
-  const auto& body = call.body;
-  auto name = body.value("name", "");
-  auto url = body.value("url", "");
-  auto branches = string_list(body, "branches");
-  if (!base::is_valid_name(name)) {
-    return error_response(400, "name: '" + name + "' is not a valid tree name ([a-z0-9][a-z0-9._-]*)");
+  auto parsed = parse_tree(c, call.body);
+  if (!parsed) {
+    return error_response(parsed.error());
   }
-  if (auto valid = vcs::validate_url(url); !valid) {
-    return error_response(400, "url: " + valid.error().message);
+  if (auto added = add_tree(c, *parsed); !added) {
+    return error_response(added.error());
   }
-  if (branches.empty()) {
-    return error_response(400, "branches: at least one branch is required");
-  }
-  for (const auto& b : branches) {
-    if (!valid_branch(b)) {
-      return error_response(400, "branches: '" + b + "' is not a valid branch name");
-    }
-  }
-  auto job_path = std::filesystem::path(body.value("job_path", "job.yaml"));
-  auto job = config::parse_job(body.value("job_yaml", ""), job_path, c.configs_dir);
-  if (!job) {
-    return error_response(400, job.error().message);
-  }
-  if (auto existing = c.trees.tree(name); existing && *existing) {
-    return error_response(409, "tree '" + name + "' exists already");
-  }
-  bool fresh_mirror = !std::filesystem::exists(c.repos.mirror_dir(name));
-  auto cleanup = [&] {
-    if (fresh_mirror) {
-      std::filesystem::remove_all(c.repos.mirror_dir(name));
-    }
-  };
-  if (auto mirrored = c.repos.mirror(name, url); !mirrored) {
-    cleanup();
-    return error_response(400, "url: " + mirrored.error().message);
-  }
-  auto heads = c.repos.fetch(name);
-  for (const auto& b : branches) {
-    if (!heads || !heads->contains(b)) {
-      cleanup();
-      return error_response(400, "branch: '" + b + "' not found in " + url);
-    }
-  }
-  storage::TreeRow tree;
-  tree.name = name;
-  tree.url = url;
-  tree.branches = branches;
-  tree.job = job->name;
-  tree.notify = string_list(body, "notify");
-  tree.mail_cc = string_list(body, "mail_cc");
-  tree.is_private = body.value("private", false);
-  tree.poll_interval_s = body.value("poll_interval_s", c.poll_interval.count());
-  auto stored = c.trees.add_tree(tree, storage::JobRow{job->name, job_path.string(), job->yaml, 0});
-  if (!stored) {
-    cleanup();
-    return error_response(stored.error());
-  }
-  spdlog::info("tree {} added: {} ({}) job {}", name, url, base::join(branches, ","), job->name);
+  const auto& tree = parsed->tree;
+  spdlog::info("tree {} added: {} ({}) job {}{}", tree.name, tree.url, base::join(tree.branches, ","), tree.job,
+               tree.is_private ? "" : ", public");
   if (c.wake) {
     c.wake();
   }
-  auto row = c.trees.tree(name);
+  auto row = c.trees.tree(tree.name);
   return json_response(201, {{"tree", tree_json(**row, c.trees)}});
 }
 

@@ -17,7 +17,7 @@ namespace {
 void read_mail(YamlReader& r, const YAML::Node& root, Config& config) {
   auto mail = r.section(root, "", "mail");
   r.check_keys(mail, "mail", {"transport", "mbox", "smtp", "starttls", "user", "password_file", "sendmail", "from",
-                              "reported_by", "domain"});
+                              "reported_by", "domain", "max_recipients"});
   if (auto transport = r.string(mail, "mail", "transport")) {
     if (*transport == "mbox") {
       config.mail.kind = mail::Transport::Kind::mbox;
@@ -47,6 +47,8 @@ void read_mail(YamlReader& r, const YAML::Node& root, Config& config) {
   config.mail_from = r.string(mail, "mail", "from").value_or(config.mail_from);
   config.reported_by = r.string(mail, "mail", "reported_by").value_or(config.reported_by);
   config.message_id_domain = r.string(mail, "mail", "domain").value_or(config.message_id_domain);
+  config.max_recipients =
+    static_cast<std::size_t>(r.integer(mail, "mail", "max_recipients", 1, 10000).value_or(40));
   if (config.mail.kind == mail::Transport::Kind::smtp && config.mail.smtp_url.empty()) {
     r.error(mail, "mail.smtp", "missing: the transport is smtp (use e.g. smtp://127.0.0.1:25)");
   }

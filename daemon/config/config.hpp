@@ -21,6 +21,7 @@ struct Config {
   std::string mail_from = "bisectd <bisectd@localhost>";
   std::string reported_by = "bisectd <bisectd@localhost>";
   std::string message_id_domain = "bisectd.localhost";
+  std::size_t max_recipients = 40;                 // more: only the tree's notify list is mailed
   std::filesystem::path lab_file;                  // empty: one `local` machine
   std::vector<lab::MachineSpec> machines;
   std::chrono::seconds poll_interval{60};

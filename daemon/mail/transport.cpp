@@ -23,21 +23,6 @@ namespace bisectd::daemon::mail {
 
 namespace {
 
-// Bare addr-spec safe for an SMTP envelope and a sendmail argv: no spaces, controls, brackets or leading '-'.
-bool is_envelope_address(std::string_view addr) {
-  static constexpr std::string_view k_forbidden = "<>()[],;:\"\\";
-  if (addr.empty() || addr.size() > 254 || addr.front() == '-' || addr.find('@') == std::string_view::npos) {
-    return false;
-  }
-  for (char c : addr) {
-    auto byte = static_cast<unsigned char>(c);
-    if (byte <= 0x20 || byte >= 0x7f || k_forbidden.find(c) != std::string_view::npos) {
-      return false;
-    }
-  }
-  return true;
-}
-
 Status check_addresses(const std::string& from, const std::vector<std::string>& recipients) {
   if (!is_envelope_address(from)) {
     return make_error(ErrorCode::invalid_input, "mail: invalid sender address '" + from + "'");
@@ -293,6 +278,20 @@ Status deliver_smtp(const Transport& transport, const std::string& from,
 }
 
 } // namespace
+
+bool is_envelope_address(std::string_view addr) {
+  static constexpr std::string_view k_forbidden = "<>()[],;:\"\\";
+  if (addr.empty() || addr.size() > 254 || addr.front() == '-' || addr.find('@') == std::string_view::npos) {
+    return false;
+  }
+  for (char c : addr) {
+    auto byte = static_cast<unsigned char>(c);
+    if (byte <= 0x20 || byte >= 0x7f || k_forbidden.find(c) != std::string_view::npos) {
+      return false;
+    }
+  }
+  return true;
+}
 
 std::string bare_address(std::string_view name_addr) {
   auto open = name_addr.rfind('<');

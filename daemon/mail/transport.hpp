@@ -33,4 +33,8 @@ Status deliver(const Transport& transport, const std::string& from, const std::v
 // "Jane Doe <j@x.org>" -> "j@x.org"; a bare address is returned trimmed.
 std::string bare_address(std::string_view name_addr);
 
+// A bare addr-spec safe for an SMTP envelope and a sendmail argv: one '@', no spaces, controls, brackets, non-ASCII
+// or leading '-'. deliver() refuses a message with any other recipient.
+bool is_envelope_address(std::string_view addr);
+
 } // namespace bisectd::daemon::mail

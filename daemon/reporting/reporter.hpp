@@ -4,6 +4,7 @@
 #include "daemon/core/job.hpp"
 #include "daemon/core/lab_view.hpp"
 #include "daemon/core/tree_repos.hpp"
+#include "report/report.hpp"
 #include "storage/rows.hpp"
 #include "storage/sample_store.hpp"
 
@@ -36,11 +37,18 @@ public:
                                              const storage::TreeRow& tree, const Conclusion& conclusion) = 0;
 };
 
-// Who the mail is from and who reports (the config file's mail section).
+// Who the mail is from and who reports, and how many may receive it (the config file's mail section).
 struct MailIdentity {
   std::string from;
   std::string reported_by;
+  // Beyond this many recipients (a commit with hundreds of trailers) only the tree's notify list is mailed.
+  std::size_t max_recipients = 40;
 };
+
+// `who` capped at `max` recipients: when there are more, the notify list alone (as To) and a note for the body;
+// the note is empty when nothing was left out.
+std::pair<report::Recipients, std::string> cap_recipients(report::Recipients who,
+                                                          const std::vector<std::string>& notify, std::size_t max);
 
 // The report as LKP formats it: the culprit against its reference parent with every sampled metric, the test
 // machine, verification lines, the chart of the bisection's samples; recipients from the culprit's trailers, the

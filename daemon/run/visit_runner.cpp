@@ -1,7 +1,9 @@
 #include "daemon/run/visit_runner.hpp"
 
+#include "base/clock.hpp"
 #include "base/fs.hpp"
 #include "base/strings.hpp"
+#include "daemon/run/retry_policy.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -10,10 +12,6 @@
 namespace bisectd::daemon::run {
 
 namespace {
-
-constexpr int k_max_infra_attempts = 3;
-
-bool may_retry(const storage::RequestRow& request) { return request.attempts < k_max_infra_attempts; }
 
 std::vector<storage::SampleRow> to_samples(const storage::RequestRow& request, const std::string& machine,
                                            const lab::VisitResult& visit) {
@@ -40,13 +38,26 @@ std::vector<storage::SampleRow> to_samples(const storage::RequestRow& request, c
 
 } // namespace
 
-RequestOutcome VisitRunner::fail(const storage::RequestRow& request, const Error& error, bool requeue) {
-  requeue = requeue || m_stopping; // a visit cut short by shutdown is redone after the restart
+RequestOutcome VisitRunner::fail(const storage::RequestRow& request, const Error& error, bool retryable) {
+  auto decision = after_failure(request, retryable, m_stopping);
   auto code = std::string(to_string(error.code));
+  auto message = error.message;
+  if (decision.flag_commit) {
+    message += " (attempt " + std::to_string(request.attempts) + " of " + std::to_string(k_max_attempts) +
+               ": skipped)";
+    (void)m_samples.add_flag(request.job, request.commit, request.variant, storage::CommitFlag::infra, message);
+  }
+  std::optional<std::int64_t> retry_at;
+  if (decision.retry_after) {
+    retry_at = base::unix_now() + decision.retry_after->count();
+    message += " (retry in " + std::to_string(decision.retry_after->count()) + "s)";
+  }
   spdlog::warn("request {} ({} {}): {}: {}", request.id, to_string(request.purpose), base::short_sha(request.commit),
-               code, error.message);
-  (void)m_queue.fail_request(request.id, code, error.message, requeue);
-  return requeue ? RequestOutcome::requeued : RequestOutcome::failed;
+               code, message);
+  if (auto stored = m_queue.fail_request(request.id, code, message, retry_at); !stored) {
+    spdlog::error("request {}: the failure could not be stored: {}", request.id, stored.error().message);
+  }
+  return retry_at ? RequestOutcome::requeued : RequestOutcome::failed;
 }
 
 RequestOutcome VisitRunner::after_failed_build(const Job& job, const storage::RequestRow& request,
@@ -55,7 +66,7 @@ RequestOutcome VisitRunner::after_failed_build(const Job& job, const storage::Re
     m_builds.flag_unbuildable(job.name, request.commit, request.variant, build.message);
     return fail(request, Error{ErrorCode::build_failed, build.message}, false);
   }
-  return fail(request, Error{ErrorCode::infra, "build: " + build.message}, may_retry(request));
+  return fail(request, Error{ErrorCode::infra, "build: " + build.message}, true);
 }
 
 RequestOutcome VisitRunner::after_failed_visit(const Job& job, const storage::RequestRow& request,
@@ -68,7 +79,7 @@ RequestOutcome VisitRunner::after_failed_visit(const Job& job, const storage::Re
                 Error{ErrorCode::boot_failed, visit.message + " (console: " + visit.console_log.string() + ")"},
                 retry);
   }
-  return fail(request, Error{ErrorCode::infra, visit.message}, may_retry(request));
+  return fail(request, Error{ErrorCode::infra, visit.message}, true);
 }
 
 // The boot part of a successful visit is its wall time minus the runs' own time.
@@ -105,14 +116,23 @@ RequestOutcome VisitRunner::store_samples(const Job& job, const storage::Request
 }
 
 RequestOutcome VisitRunner::run(lab::Machine& machine, const storage::RequestRow& request) {
+  try {
+    return run_unguarded(machine, request);
+  } catch (const std::exception& e) {
+    // A bug met on this request's data: bounded like any infra failure, so it cannot spin.
+    return fail(request, Error{ErrorCode::infra, std::string("internal error: ") + e.what()}, true);
+  }
+}
+
+RequestOutcome VisitRunner::run_unguarded(lab::Machine& machine, const storage::RequestRow& request) {
   auto job = m_jobs.get(request.job);
   if (!job) {
     return fail(request, job.error(), false);
   }
   auto build = m_builds.for_visit(**job, request.tree, request.commit, request.variant, &m_stopping);
   if (!build) {
-    bool retry = build.error().code != ErrorCode::invalid_config && may_retry(request);
-    return fail(request, build.error().context("build " + base::short_sha(request.commit)), retry);
+    bool retryable = build.error().code != ErrorCode::invalid_config;
+    return fail(request, build.error().context("build " + base::short_sha(request.commit)), retryable);
   }
   if (build->outcome != kbuild::BuildOutcome::ok) {
     return after_failed_build(**job, request, *build);

@@ -26,11 +26,14 @@ public:
     : m_queue(queue), m_samples(samples), m_jobs(jobs), m_builds(builds), m_costs(costs),
       m_log_root(std::move(log_root)), m_stopping(stopping), m_wake(std::move(wake)) {}
 
-  // Executes `request` on `machine`. Never throws; failures are stored on the request.
+  // Executes `request` on `machine`. Never throws; failures are stored on the request, retried with backoff while
+  // they may pass (retry_policy.hpp).
   RequestOutcome run(lab::Machine& machine, const storage::RequestRow& request);
 
 private:
-  RequestOutcome fail(const storage::RequestRow& request, const Error& error, bool requeue);
+  RequestOutcome run_unguarded(lab::Machine& machine, const storage::RequestRow& request);
+  // Stores the failure: queued again with backoff when `retryable` and attempts are left, else failed for good.
+  RequestOutcome fail(const storage::RequestRow& request, const Error& error, bool retryable);
   RequestOutcome after_failed_build(const Job& job, const storage::RequestRow& request,
                                     const kbuild::BuildResult& build);
   RequestOutcome after_failed_visit(const Job& job, const storage::RequestRow& request,

@@ -10,6 +10,13 @@
 
 namespace bisectd::daemon::watch {
 
+namespace {
+
+// Watch requests of one head that may fail (each with its own bounded retries) before the head is given up.
+constexpr std::int64_t k_max_watch_requests = 2;
+
+} // namespace
+
 Result<std::vector<double>> metric_values(storage::SampleStore& samples, const std::string& job,
                                           const std::string& metric, const std::vector<std::int64_t>& requests,
                                           const std::string& commit) {
@@ -112,6 +119,10 @@ Status Watcher::advance_branch(const storage::TreeRow& tree, const std::string& 
   // Measured by a watch request, so that the head joins the series (samples of other purposes count too).
   BISECTD_TRY_ASSIGN(bool watched, m_series.is_watched(tree.name, job, head->seen));
   if (!watched) {
+    BISECTD_TRY_ASSIGN(auto failed, m_stores.queue.failed_requests_for(job.name, head->seen, storage::Purpose::watch));
+    if (failed >= k_max_watch_requests) {
+      return {}; // its failures are stored on the requests; the next pushed head is measured instead
+    }
     return enqueue_watch(tree, job, head->seen);
   }
   if (head->tested.empty()) {

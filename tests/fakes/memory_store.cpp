@@ -1,5 +1,7 @@
 #include "fakes/memory_store.hpp"
 
+#include "base/clock.hpp"
+
 #include <algorithm>
 #include <set>
 
@@ -61,6 +63,17 @@ Status MemoryStore::remove_tree(const std::string& name) {
     if (r.tree == name && r.state == RequestState::queued) {
       r.state = RequestState::failed;
       r.error = "tree removed";
+    }
+  }
+  for (auto& d : m_detections) {
+    if (d.tree == name && d.state == DetectionState::confirming) {
+      d.state = DetectionState::rejected;
+    }
+  }
+  for (auto& b : m_bisections) {
+    if (b.tree == name && b.state == BisectionState::running) {
+      b.state = BisectionState::failed;
+      b.error = "tree removed";
     }
   }
   return {};
@@ -133,16 +146,22 @@ Result<std::int64_t> MemoryStore::enqueue(const RequestRow& request) {
 
 Result<std::optional<RequestRow>> MemoryStore::claim_request(const std::string& group, const std::string& machine) {
   std::lock_guard lock(m_mutex);
+  RequestRow* best = nullptr;
   for (auto& r : m_requests) {
-    if (r.state == RequestState::queued && r.machine_group == group &&
-        (r.pin_machine.empty() || r.pin_machine == machine)) {
-      r.state = RequestState::building;
-      r.machine = machine;
-      r.attempts += 1;
-      return std::optional<RequestRow>(r);
+    bool claimable = r.state == RequestState::queued && r.machine_group == group &&
+                     (r.pin_machine.empty() || r.pin_machine == machine) && r.retry_at <= base::unix_now() &&
+                     find_if(m_trees, [&](const auto& t) { return t.name == r.tree; }) != m_trees.end();
+    if (claimable && (best == nullptr || r.attempts < best->attempts)) {
+      best = &r;
     }
   }
-  return std::optional<RequestRow>();
+  if (best == nullptr) {
+    return std::optional<RequestRow>();
+  }
+  best->state = RequestState::building;
+  best->machine = machine;
+  best->attempts += 1;
+  return std::optional<RequestRow>(*best);
 }
 
 Status MemoryStore::set_request_state(std::int64_t id, RequestState state) {
@@ -175,26 +194,37 @@ Status MemoryStore::finish_request(std::int64_t id, const std::vector<SampleRow>
   return {};
 }
 
-Status MemoryStore::fail_request(std::int64_t id, const std::string& code, const std::string& message, bool requeue) {
+Status MemoryStore::fail_request(std::int64_t id, const std::string& code, const std::string& message,
+                                 std::optional<std::int64_t> retry_at) {
   std::lock_guard lock(m_mutex);
   if (auto* r = find_request(id)) {
-    r->state = requeue ? RequestState::queued : RequestState::failed;
+    r->state = retry_at ? RequestState::queued : RequestState::failed;
+    r->retry_at = retry_at.value_or(0);
     r->error = message;
     r->error_code = code;
   }
   return {};
 }
 
-Result<int> MemoryStore::requeue_interrupted() {
+Result<std::pair<int, int>> MemoryStore::requeue_interrupted(int max_attempts) {
   std::lock_guard lock(m_mutex);
-  int n = 0;
+  std::pair<int, int> counts{0, 0};
   for (auto& r : m_requests) {
     if (r.state == RequestState::building || r.state == RequestState::running) {
-      r.state = RequestState::queued;
-      ++n;
+      bool spent = r.attempts >= max_attempts;
+      r.state = spent ? RequestState::failed : RequestState::queued;
+      ++(spent ? counts.second : counts.first);
     }
   }
-  return n;
+  return counts;
+}
+
+Result<std::int64_t> MemoryStore::failed_requests_for(const std::string& job, const std::string& commit,
+                                                      Purpose purpose) {
+  std::lock_guard lock(m_mutex);
+  return std::count_if(m_requests.begin(), m_requests.end(), [&](const auto& r) {
+    return r.job == job && r.commit == commit && r.purpose == purpose && r.state == RequestState::failed;
+  });
 }
 
 Result<std::vector<RequestRow>> MemoryStore::requests_for_bisection(std::int64_t bisection_id) {
@@ -340,9 +370,10 @@ Result<std::int64_t> MemoryStore::add_flag(const std::string& job, const std::st
     found = std::prev(m_flags.end());
   }
   auto& flags = found->flags;
-  auto& count = flag == CommitFlag::unbuildable ? flags.unbuildable
+  auto& count = flag == CommitFlag::unbuildable  ? flags.unbuildable
                 : flag == CommitFlag::unbootable ? flags.unbootable
-                                                 : flags.unrunnable;
+                : flag == CommitFlag::unrunnable ? flags.unrunnable
+                                                 : flags.infra;
   return ++count;
 }
 
@@ -513,6 +544,27 @@ Result<std::vector<std::pair<OutboxRow, ReportRow>>> MemoryStore::due_mail(std::
   std::vector<std::pair<OutboxRow, ReportRow>> out;
   for (const auto& o : m_outbox) {
     if (o.state == OutboxState::pending && o.next_attempt_at <= now) {
+      out.emplace_back(o, m_reports[static_cast<std::size_t>(o.report_id - 1)]);
+    }
+  }
+  return out;
+}
+
+Result<bool> MemoryStore::mark_mail_sending(std::int64_t outbox_id) {
+  std::lock_guard lock(m_mutex);
+  auto& o = m_outbox.at(static_cast<std::size_t>(outbox_id - 1));
+  if (o.state != OutboxState::pending) {
+    return false;
+  }
+  o.state = OutboxState::sending;
+  return true;
+}
+
+Result<std::vector<std::pair<OutboxRow, ReportRow>>> MemoryStore::interrupted_mail() {
+  std::lock_guard lock(m_mutex);
+  std::vector<std::pair<OutboxRow, ReportRow>> out;
+  for (const auto& o : m_outbox) {
+    if (o.state == OutboxState::sending) {
       out.emplace_back(o, m_reports[static_cast<std::size_t>(o.report_id - 1)]);
     }
   }

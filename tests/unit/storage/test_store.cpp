@@ -80,7 +80,7 @@ TEST_CASE("storage::Store queue: claim, finish, requeue after a crash", "[storag
   // A claimed request whose daemon died goes back to the queue; nothing of it was stored.
   auto interrupted = t.store->claim_request("local", "m0").value();
   REQUIRE(interrupted->id == second);
-  CHECK(t.store->requeue_interrupted().value() == 1);
+  CHECK(t.store->requeue_interrupted(5).value().first == 1);
   CHECK(t.store->request(second).value()->state == RequestState::queued);
   CHECK(t.store->samples("job", {"bbb"}).value().empty());
 }
@@ -288,4 +288,32 @@ TEST_CASE("storage states round-trip through their stored names", "[storage]") {
   CHECK(parse_outbox_state("sending") == OutboxState::sending);
   CHECK_FALSE(parse_request_state("finished"));
   CHECK_FALSE(parse_commit_flag(""));
+}
+
+TEST_CASE("storage::Store claims fresh work first, waits out a retry time, skips removed trees", "[storage]") {
+  TempStore t;
+  TreeRow tree;
+  tree.name = "demo";
+  tree.url = "/tmp/demo";
+  tree.job = "job";
+  REQUIRE(t.store->add_tree(tree, JobRow{"job", "/x/job.yaml", "name: job", 0}));
+  auto old_id = t.store->enqueue(request("aaa")).value();
+  REQUIRE(t.store->claim_request("local", "m0").value()->id == old_id);
+  REQUIRE(t.store->fail_request(old_id, "infra", "lab down", std::numeric_limits<std::int64_t>::max()));
+  CHECK_FALSE(t.store->claim_request("local", "m0").value()); // backing off
+  REQUIRE(t.store->fail_request(old_id, "infra", "lab down", 0));
+  auto new_id = t.store->enqueue(request("bbb")).value();
+  CHECK(t.store->claim_request("local", "m0").value()->id == new_id); // fewer attempts first
+  CHECK(t.store->claim_request("local", "m0").value()->id == old_id);
+  CHECK(t.store->request(old_id).value()->attempts == 2);
+  // Interrupted twice more: a request that keeps killing the daemon fails instead of looping.
+  CHECK(t.store->requeue_interrupted(5).value() == std::pair{2, 0});
+  REQUIRE(t.store->claim_request("local", "m0").value());
+  REQUIRE(t.store->claim_request("local", "m0").value());
+  CHECK(t.store->requeue_interrupted(3).value() == std::pair{1, 1}); // bbb (2 claims) again, aaa (3) fails
+  CHECK(t.store->request(old_id).value()->state == RequestState::failed);
+  CHECK(t.store->failed_requests_for("job", "aaa", Purpose::bisect).value() == 1);
+  t.store->enqueue(request("ccc")).value();
+  REQUIRE(t.store->remove_tree("demo"));
+  CHECK_FALSE(t.store->claim_request("local", "m0").value()); // nothing of a removed tree runs
 }

@@ -1,0 +1,26 @@
+#include "daemon/run/retry_policy.hpp"
+
+#include <algorithm>
+
+namespace bisectd::daemon::run {
+
+std::chrono::seconds retry_backoff(std::int64_t attempts) {
+  constexpr std::int64_t k_base_s = 30;
+  constexpr std::int64_t k_max_s = 30 * 60;
+  return std::chrono::seconds(std::min(k_max_s, k_base_s << std::clamp<std::int64_t>(attempts - 1, 0, 10)));
+}
+
+RetryDecision after_failure(const storage::RequestRow& request, bool retryable, bool stopping) {
+  if (stopping) {
+    return {std::chrono::seconds(0), false}; // cut short by shutdown: redone after the restart
+  }
+  if (!retryable) {
+    return {std::nullopt, false};
+  }
+  if (request.attempts >= k_max_attempts) {
+    return {std::nullopt, true};
+  }
+  return {retry_backoff(request.attempts), false};
+}
+
+} // namespace bisectd::daemon::run

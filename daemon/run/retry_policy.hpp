@@ -1,0 +1,33 @@
+#pragma once
+// What happens to a request whose attempt failed: every retry is bounded and backs off, so a request that keeps
+// failing (a poison input, a broken machine) can neither spin nor starve the queue. Pure; unit-tested.
+
+#include "base/error.hpp"
+#include "storage/rows.hpp"
+
+#include <chrono>
+#include <optional>
+
+namespace bisectd::daemon::run {
+
+// Claims of one request before it fails for good: infra failures, crashes of its visit, daemon stops mid-visit.
+inline constexpr int k_max_attempts = 3;
+// A daemon stopped (or killed) during a visit redoes it after the restart; this many stops fail it.
+inline constexpr int k_max_interrupted_attempts = 5;
+
+struct RetryDecision {
+  // Queue again, to be claimed this long after now; nullopt: the request fails for good.
+  std::optional<std::chrono::seconds> retry_after;
+  // The request failed for good on lab trouble: flag the commit `infra` so nobody asks for it again.
+  bool flag_commit = false;
+};
+
+// The decision for `request` (its `attempts` include the one that just failed) after `error`. `retryable`: the
+// failure may pass (lab or infrastructure trouble), as opposed to one that repeats (bad recipe, build failure).
+// `stopping`: the daemon is shutting down (the visit is redone at once after the restart).
+RetryDecision after_failure(const storage::RequestRow& request, bool retryable, bool stopping);
+
+// 30 s after the first failure, doubling, at most 30 min.
+std::chrono::seconds retry_backoff(std::int64_t attempts);
+
+} // namespace bisectd::daemon::run

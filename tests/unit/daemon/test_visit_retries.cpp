@@ -1,0 +1,131 @@
+// Every retry is bounded: the visit runner's failures back off and end; a request that keeps failing skips its
+// commit and never holds up the others.
+#include "daemon/run/retry_policy.hpp"
+#include "daemon/run/visit_runner.hpp"
+#include "daemon/core/requests.hpp"
+
+#include "daemon_fakes.hpp"
+#include "fakes/fake_repo.hpp"
+#include "support/temp_dir.hpp"
+
+#include <catch2/catch.hpp>
+
+using namespace bisectd;
+using namespace bisectd::test;
+using daemon::run::after_failure;
+using storage::RequestState;
+
+namespace {
+
+// A machine whose every visit fails with `outcome` (or throws) and counts its visits.
+class BrokenMachine final : public lab::Machine {
+public:
+  explicit BrokenMachine(bool throws) : m_throws(throws) { m_spec.name = "m0"; m_spec.group = "local"; }
+  [[nodiscard]] const lab::MachineSpec& spec() const override { return m_spec; }
+  Result<lab::VisitResult> visit(const lab::VisitRequest&) override {
+    ++visits;
+    if (m_throws) {
+      throw std::runtime_error("metric name is not UTF-8");
+    }
+    lab::VisitResult result;
+    result.outcome = lab::VisitOutcome::infra;
+    result.message = "machine unreachable";
+    return result;
+  }
+  int visits = 0;
+
+private:
+  bool m_throws;
+  lab::MachineSpec m_spec;
+};
+
+storage::RequestRow claimed(int attempts) {
+  storage::RequestRow r;
+  r.attempts = attempts;
+  return r;
+}
+
+} // namespace
+
+TEST_CASE("retry policy: retryable failures back off and end; others end at once", "[daemon][run]") {
+  auto first = after_failure(claimed(1), true, false);
+  REQUIRE(first.retry_after);
+  CHECK(first.retry_after->count() == 30);
+  CHECK(after_failure(claimed(2), true, false).retry_after->count() == 60);
+  auto last = after_failure(claimed(daemon::run::k_max_attempts), true, false);
+  CHECK_FALSE(last.retry_after);
+  CHECK(last.flag_commit);
+  auto permanent = after_failure(claimed(1), false, false);
+  CHECK_FALSE(permanent.retry_after);
+  CHECK_FALSE(permanent.flag_commit);
+  CHECK(after_failure(claimed(9), true, true).retry_after->count() == 0); // a stop: redone at once after restart
+  CHECK(daemon::run::retry_backoff(100).count() == 30 * 60);
+}
+
+TEST_CASE("visit runner: a request that keeps failing is retried a bounded number of times", "[daemon][run]") {
+  for (bool throws : {false, true}) {
+    INFO("throws: " << throws);
+    TempDir tmp;
+    MemoryStore store;
+    FakeTrees trees{tmp.path()};
+    auto line = trees.repo("demo").line("c", 2);
+    FakeJobs jobs{bench_job()};
+    kbuild::BuildStore build_store{tmp.path() / "builds"};
+    FakeBuilder builder;
+    daemon::run::CostHistory costs;
+    daemon::run::Builds builds{trees, build_store, store, costs, {builder, builder}};
+    std::atomic<bool> stopping{false};
+    daemon::run::VisitRunner runner{store, store, jobs, builds, costs, tmp.path() / "logs", stopping, nullptr};
+    storage::TreeRow tree;
+    tree.name = "demo";
+    REQUIRE(store.add_tree(tree, storage::JobRow{"bench", "bench.yaml", "", 0}));
+    auto poison = daemon::make_request(*jobs.get("bench").value(), "demo", line[1], storage::Purpose::bisect, 3);
+    auto poison_id = store.enqueue(poison).value();
+    BrokenMachine machine(throws);
+    int claims = 0;
+    for (int round = 0; round < 20; ++round) {
+      auto request = store.claim_request("local", "m0").value();
+      if (!request) {
+        // Backing off: let the retry time pass (the test does not wait).
+        auto queued = store.request(poison_id).value();
+        if (queued->state != RequestState::queued) {
+          break;
+        }
+        REQUIRE(store.fail_request(poison_id, queued->error_code, queued->error, 0));
+        continue;
+      }
+      ++claims;
+      runner.run(machine, *request);
+    }
+    CHECK(claims == daemon::run::k_max_attempts);
+    auto final = store.request(poison_id).value();
+    CHECK(final->state == RequestState::failed);
+    CHECK(final->error.find("skipped") != std::string::npos);
+    CHECK(store.flags("bench", line[1]).value().is_skipped()); // the engine will not ask for it again
+    auto retried = store.all_requests();
+    CHECK(retried.size() == 1);
+  }
+}
+
+TEST_CASE("queue: a failing request yields to fresh ones and nothing of a removed tree is claimed", "[daemon][run]") {
+  MemoryStore store;
+  storage::TreeRow tree;
+  tree.name = "demo";
+  REQUIRE(store.add_tree(tree, storage::JobRow{"bench", "bench.yaml", "", 0}));
+  storage::RequestRow r;
+  r.tree = "demo";
+  r.job = "bench";
+  r.machine_group = "local";
+  r.commit = "old";
+  auto old_id = store.enqueue(r).value();
+  REQUIRE(store.claim_request("local", "m0").value()->id == old_id);
+  REQUIRE(store.fail_request(old_id, "infra", "lab down", 0)); // due again now, but it failed once
+  r.commit = "new";
+  auto new_id = store.enqueue(r).value();
+  CHECK(store.claim_request("local", "m0").value()->id == new_id); // fresh work first
+  CHECK(store.claim_request("local", "m0").value()->id == old_id);
+  r.commit = "later";
+  store.enqueue(r).value();
+  REQUIRE(store.remove_tree("demo"));
+  CHECK_FALSE(store.claim_request("local", "m0").value());
+}
