@@ -97,16 +97,16 @@ long weakest_failing(const std::vector<Gate>& gates) {
   return worst;
 }
 
-Gate gate_at(std::span<const double> y, const std::vector<std::size_t>& cps, std::size_t j, double sigma,
+Gate gate_at(const detail::PreparedSeries& p, const std::vector<std::size_t>& cps, std::size_t j, double sigma,
              const DetectOptions& options) {
   const std::size_t lo = j == 0 ? 0 : cps[j - 1];
-  const std::size_t hi = j + 1 == cps.size() ? y.size() : cps[j + 1];
-  return detail::evaluate_gate(y, lo, cps[j], hi, sigma, options);
+  const std::size_t hi = j + 1 == cps.size() ? p.values.size() : cps[j + 1];
+  return detail::evaluate_gate(p, lo, cps[j], hi, sigma, options);
 }
 
 // Drops the weakest failing change point until every one passes; returns the survivors' gates.
 // Only the two neighbours of a dropped point are re-tested (their segments grew).
-std::vector<Gate> merge(std::span<const double> y, std::vector<std::size_t>& cps, double sigma,
+std::vector<Gate> merge(const detail::PreparedSeries& y, std::vector<std::size_t>& cps, double sigma,
                         const DetectOptions& options) {
   std::vector<Gate> gates;
   gates.reserve(cps.size());
@@ -195,16 +195,16 @@ std::vector<ChangePoint> detect_change_points(const std::vector<SeriesPoint>& se
                                               const DetectOptions& requested) {
   DetectOptions options = requested;
   options.max_window = std::max(options.max_window, options.min_segment);
-  const detail::PreparedSeries prepared = detail::prepare(series);
+  const detail::PreparedSeries prepared = detail::prepare(series, options.lab_model);
   const std::span<const double> y = prepared.values;
   if (options.min_segment < 1 || y.size() < 2 * static_cast<std::size_t>(options.min_segment)) {
     return {};
   }
   const double sigma = fallback_sigma(y);
   std::vector<std::size_t> cps = candidates(y, options, sigma);
-  std::vector<Gate> gates = merge(y, cps, sigma, options);
+  std::vector<Gate> gates = merge(prepared, cps, sigma, options);
   for (int round = 0; round < 3 && relocate(y, cps, options); ++round) {
-    gates = merge(y, cps, sigma, options);
+    gates = merge(prepared, cps, sigma, options);
   }
   const double tests = std::max(1.0, static_cast<double>(y.size()) / options.min_segment);
   std::vector<ChangePoint> out;
@@ -220,6 +220,7 @@ std::vector<ChangePoint> detect_change_points(const std::vector<SeriesPoint>& se
     cp.before = g.before;
     cp.after = g.after;
     cp.sigma = sigma;
+    cp.machines = g.machines;
     const auto [first, last] = change_range(y, cps, j, options);
     cp.range_begin = prepared.origin[std::min(first, cps[j])];
     cp.range_end = prepared.origin[std::max(last, cps[j])];
