@@ -34,6 +34,12 @@ struct DetectOptions {
   // change to be abrupt (seen between the nearest min_segment points too, so slow drift, ramps and seasonal
   // load are not change points) and, where several machines measured both sides, seen on each of them.
   bool lab_model = true;
+  // Abruptness gate of the lab model: the median jump between the nearest min_segment points either side must
+  // reach abrupt_z standard errors and carry at least half the windows' difference. Negative: chosen per
+  // series: 2.5 with windows of at most 25 points when the level wanders between the change points that
+  // setting finds (robust variogram of the residuals at lag min(64, n/6) above 1.3x lag 1), else 1.0 with
+  // max_window.
+  double abrupt_z = -1;
 };
 
 struct ChangePoint {

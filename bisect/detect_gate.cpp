@@ -14,8 +14,7 @@ namespace bisectd::bisect::detail {
 
 namespace {
 
-constexpr double k_abrupt_z = 2.5;      // z of the jump between the nearest min_segment points either side
-constexpr double k_abrupt_share = 0.5;  // that jump must carry at least half the windows' difference
+constexpr double k_abrupt_share = 0.5;  // the near jump carries at least half the windows' difference
 constexpr std::size_t k_machine_points = 3;
 
 // z-like score of the median difference between the nearest min_segment points either side of pos.
@@ -85,7 +84,7 @@ Gate evaluate_gate(const PreparedSeries& p, std::size_t lo, std::size_t pos, std
   if (g.pass && options.lab_model) {
     double jump = 0;
     const double z = near_jump(y, lo, pos, hi, sigma, options, jump);
-    g.pass = jump * diff > 0.0 && z >= k_abrupt_z && std::abs(jump) >= k_abrupt_share * std::abs(diff);
+    g.pass = jump * diff > 0.0 && z >= options.abrupt_z && std::abs(jump) >= k_abrupt_share * std::abs(diff);
   }
   if (g.pass && p.machines > 1) {
     g.pass = machines_agree(p, left_lo, pos, right_hi, diff, g.machines);
