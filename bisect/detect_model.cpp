@@ -17,7 +17,7 @@ namespace bisectd::bisect::detail {
 
 namespace {
 
-constexpr double k_noisy_boot_factor = 4.0;  // 3-run sd above 4x its median: ~1e-5 for one Gaussian boot
+constexpr double k_noisy_boot_factor = 4.0;  // 3-run sd above 4x the median sd: ~1e-5 for a Gaussian boot
 constexpr int k_offset_neighbours = 4;        // nearest other-machine commits per side used as reference
 constexpr std::size_t k_offset_distance = 50; // farthest neighbour (commits) used as reference
 constexpr int k_offset_rounds = 3;
@@ -84,7 +84,7 @@ std::size_t mark_noisy_boots(std::vector<Boot>& boots, std::size_t& measurable) 
   for (Boot& b : boots) {
     b.level = median(b.samples);
     if (b.samples.size() >= 2 && b.level != 0.0) {
-      b.spread = robust_sigma(b.samples) / std::abs(b.level);
+      b.spread = stddev(b.samples) / std::abs(b.level);
       spreads.push_back(b.spread);
     }
   }
