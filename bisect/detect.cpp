@@ -97,16 +97,16 @@ long weakest_failing(const std::vector<Gate>& gates) {
   return worst;
 }
 
-Gate gate_at(std::span<const double> y, const std::vector<std::size_t>& cps, std::size_t j, double sigma,
+Gate gate_at(const detail::PreparedSeries& p, const std::vector<std::size_t>& cps, std::size_t j, double sigma,
              const DetectOptions& options) {
   const std::size_t lo = j == 0 ? 0 : cps[j - 1];
-  const std::size_t hi = j + 1 == cps.size() ? y.size() : cps[j + 1];
-  return detail::evaluate_gate(y, lo, cps[j], hi, sigma, options);
+  const std::size_t hi = j + 1 == cps.size() ? p.values.size() : cps[j + 1];
+  return detail::evaluate_gate(p, lo, cps[j], hi, sigma, options);
 }
 
 // Drops the weakest failing change point until every one passes; returns the survivors' gates.
 // Only the two neighbours of a dropped point are re-tested (their segments grew).
-std::vector<Gate> merge(std::span<const double> y, std::vector<std::size_t>& cps, double sigma,
+std::vector<Gate> merge(const detail::PreparedSeries& y, std::vector<std::size_t>& cps, double sigma,
                         const DetectOptions& options) {
   std::vector<Gate> gates;
   gates.reserve(cps.size());
@@ -189,22 +189,83 @@ double fallback_sigma(std::span<const double> y) {
   return sum / static_cast<double>(y.size() - 1) * std::sqrt(std::numbers::pi / 2.0) / std::sqrt(2.0);
 }
 
+// Candidates, merge and relocation: the surviving change points (prepared indices) and their gates.
+std::vector<Gate> find(const detail::PreparedSeries& p, double sigma, const DetectOptions& options,
+                       std::vector<std::size_t>& cps) {
+  const std::span<const double> y = p.values;
+  cps = candidates(y, options, sigma);
+  std::vector<Gate> gates = merge(p, cps, sigma, options);
+  for (int round = 0; round < 3 && relocate(y, cps, options); ++round) {
+    gates = merge(p, cps, sigma, options);
+  }
+  return gates;
+}
+
+constexpr double k_lenient_abrupt_z = 1.0;
+constexpr double k_strict_abrupt_z = 2.5;
+constexpr int k_drift_window = 25;
+constexpr double k_drift_ratio = 1.3;   // calibrated with detect-sim (drift vs gaussian kinds)
+constexpr std::size_t k_drift_lag = 64;
+
+// Robust variogram of r at lag h: (1.4826 * MAD of r[t+h] - r[t])^2 / 2.
+double variogram(const std::vector<double>& r, std::size_t h) {
+  std::vector<double> d;
+  for (std::size_t t = 0; t + h < r.size(); ++t) {
+    d.push_back(r[t + h] - r[t]);
+  }
+  const double s = robust_sigma(d);
+  return s * s / 2.0;
+}
+
+// Whether the level wanders between the change points found (slow drift, seasonal load, ramps): the robust
+// variogram of the residuals from the segment medians at lag min(64, n/6) exceeds k_drift_ratio x lag 1.
+bool residuals_drift(std::span<const double> y, const std::vector<std::size_t>& cps) {
+  const std::size_t lag = std::min<std::size_t>(k_drift_lag, y.size() / 6);
+  if (lag < 4) {
+    return false;
+  }
+  std::vector<double> r(y.begin(), y.end());
+  for (std::size_t j = 0; j <= cps.size(); ++j) {
+    const std::size_t lo = j == 0 ? 0 : cps[j - 1], hi = j == cps.size() ? y.size() : cps[j];
+    const double level = median(y.subspan(lo, hi - lo));
+    for (std::size_t i = lo; i < hi; ++i) {
+      r[i] -= level;
+    }
+  }
+  const double short_lag = variogram(r, 1);
+  return short_lag > 0.0 && variogram(r, lag) > k_drift_ratio * short_lag;
+}
+
 } // namespace
 
 std::vector<ChangePoint> detect_change_points(const std::vector<SeriesPoint>& series,
                                               const DetectOptions& requested) {
   DetectOptions options = requested;
   options.max_window = std::max(options.max_window, options.min_segment);
-  const detail::PreparedSeries prepared = detail::prepare(series);
+  const detail::PreparedSeries prepared = detail::prepare(series, options.lab_model);
   const std::span<const double> y = prepared.values;
   if (options.min_segment < 1 || y.size() < 2 * static_cast<std::size_t>(options.min_segment)) {
     return {};
   }
   const double sigma = fallback_sigma(y);
-  std::vector<std::size_t> cps = candidates(y, options, sigma);
-  std::vector<Gate> gates = merge(y, cps, sigma, options);
-  for (int round = 0; round < 3 && relocate(y, cps, options); ++round) {
-    gates = merge(y, cps, sigma, options);
+  std::vector<std::size_t> cps;
+  std::vector<Gate> gates;
+  if (options.lab_model && options.abrupt_z < 0) {
+    // First with short windows and strict abruptness (what a wandering level needs); if the residuals from
+    // those change points do not wander, again with the requested windows and lenient abruptness.
+    DetectOptions strict = options;
+    strict.abrupt_z = k_strict_abrupt_z;
+    strict.max_window = std::max(options.min_segment, std::min(options.max_window, k_drift_window));
+    gates = find(prepared, sigma, strict, cps);
+    options = strict;
+    if (!residuals_drift(y, cps)) {
+      options = requested;
+      options.max_window = std::max(options.max_window, options.min_segment);
+      options.abrupt_z = k_lenient_abrupt_z;
+      gates = find(prepared, sigma, options, cps);
+    }
+  } else {
+    gates = find(prepared, sigma, options, cps);
   }
   const double tests = std::max(1.0, static_cast<double>(y.size()) / options.min_segment);
   std::vector<ChangePoint> out;
@@ -220,6 +281,7 @@ std::vector<ChangePoint> detect_change_points(const std::vector<SeriesPoint>& se
     cp.before = g.before;
     cp.after = g.after;
     cp.sigma = sigma;
+    cp.machines = g.machines;
     const auto [first, last] = change_range(y, cps, j, options);
     cp.range_begin = prepared.origin[std::min(first, cps[j])];
     cp.range_end = prepared.origin[std::max(last, cps[j])];

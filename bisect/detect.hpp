@@ -9,9 +9,17 @@
 
 namespace bisectd::bisect {
 
+// Where one sample was measured. Both fields are optional: "" means unknown. Samples with the same non-empty
+// machine share a per-machine offset; samples with the same non-empty boot share one boot's level and spread.
+struct SampleOrigin {
+  std::string machine;  // lab machine (box) that ran the benchmark
+  std::string boot;     // boot of that machine (any id unique per boot, e.g. the kernel's boot_id)
+};
+
 struct SeriesPoint {
   std::string id;                // commit id (any text; copied into the change point)
   std::vector<double> samples;   // the runs of this commit; NaN/inf runs and points without runs are ignored
+  std::vector<SampleOrigin> origins{};  // parallel to samples, or empty when the lab is unknown (old inputs)
 };
 
 enum class ShiftDirection { up, down };
@@ -22,6 +30,16 @@ struct DetectOptions {
   double max_p_value = 1e-4;          // gate: Mann-Whitney U p-value between the two windows
   int min_segment = 8;                // points needed on each side; a change nearer the tip stays pending
   int max_window = 50;                // points per side used for levels and the rank test (>= min_segment)
+  // Lab model (docs/detect-sim.md): remove per-machine offsets and noisy boots before judging, and require a
+  // change to be abrupt (seen between the nearest min_segment points too, so slow drift, ramps and seasonal
+  // load are not change points) and, where several machines measured both sides, seen on each of them.
+  bool lab_model = true;
+  // Abruptness gate of the lab model: the median jump between the nearest min_segment points either side must
+  // reach abrupt_z standard errors and carry at least half the windows' difference. Negative: chosen per
+  // series: 2.5 with windows of at most 25 points when the level wanders between the change points that
+  // setting finds (robust variogram of the residuals at lag min(64, n/6) above 1.3x lag 1), else 1.0 with
+  // max_window.
+  double abrupt_z = -1;
 };
 
 struct ChangePoint {
@@ -34,6 +52,7 @@ struct ChangePoint {
   double before = 0;           // median of the points before (<= max_window, after the previous change point)
   double after = 0;            // median of the points after (<= max_window, before the next change point)
   double sigma = 0;            // sigma_hat of the series (same units as the values)
+  std::size_t machines = 0;    // machines that measured both sides of the change (0: series without machines)
   // Plausible positions of the change (inclusive, input indices): bisect from the point before range_begin
   // to range_end. Where the rank-CUSUM z^2 is within 6 of its maximum (coverage: docs/detect-sim.md).
   std::size_t range_begin = 0, range_end = 0;
@@ -43,6 +62,22 @@ struct ChangePoint {
 // Every returned point passes all gates of `options`.
 std::vector<ChangePoint> detect_change_points(const std::vector<SeriesPoint>& series,
                                               const DetectOptions& options);
+
+// The lab effects the detector removes before judging change points (detect_model.cpp).
+struct LabEstimate {
+  struct Machine {
+    std::string name;
+    double offset = 0;          // added to this machine's samples relative to the reference (first) machine
+    std::size_t commits = 0;    // commits it measured
+  };
+  std::vector<Machine> machines;  // the reference machine (most commits) first, offset 0; empty if unlabelled
+  std::size_t boots = 0;          // boots with >= 2 samples (spread measurable)
+  std::size_t noisy_boots = 0;    // of them, boots whose run spread exceeds 4x the median boot spread: ignored
+                                  // where the commit has another boot
+};
+
+// Machine offsets and noisy boots of `series` as the detector estimates them (for reports and tests).
+LabEstimate estimate_lab(const std::vector<SeriesPoint>& series);
 
 struct NoiseEstimate {
   std::size_t commits = 0;    // points with at least one sample

@@ -12,26 +12,52 @@
 
 namespace bisectd::bisect::detail {
 
-PreparedSeries prepare(const std::vector<SeriesPoint>& series) {
-  PreparedSeries out;
-  out.values.reserve(series.size());
-  out.origin.reserve(series.size());
-  std::vector<double> finite;
-  for (std::size_t i = 0; i < series.size(); ++i) {
-    finite.clear();
-    std::copy_if(series[i].samples.begin(), series[i].samples.end(), std::back_inserter(finite),
-                 [](double v) { return std::isfinite(v); });
-    if (finite.empty()) {
-      continue;
-    }
-    out.values.push_back(median(finite));
-    out.origin.push_back(i);
-  }
-  return out;
+namespace {
+
+constexpr double k_abrupt_share = 0.5;  // the near jump carries at least half the windows' difference
+constexpr std::size_t k_machine_points = 3;
+
+// z-like score of the median difference between the nearest min_segment points either side of pos.
+double near_jump(std::span<const double> y, std::size_t lo, std::size_t pos, std::size_t hi, double sigma,
+                 const DetectOptions& options, double& jump) {
+  const auto k = static_cast<std::size_t>(std::max(1, options.min_segment));
+  const std::size_t a = std::max(lo, pos >= k ? pos - k : 0), b = std::min(hi, pos + k);
+  const std::span<const double> left = y.subspan(a, pos - a), right = y.subspan(pos, b - pos);
+  jump = median(right) - median(left);
+  const double spread = sigma * std::sqrt(1.5708 * (1.0 / static_cast<double>(left.size()) +
+                                                    1.0 / static_cast<double>(right.size())));
+  return spread > 0.0 ? std::abs(jump) / spread : (jump != 0.0 ? INFINITY : 0.0);
 }
 
-Gate evaluate_gate(std::span<const double> y, std::size_t lo, std::size_t pos, std::size_t hi, double sigma,
+// Machines with >= k_machine_points values on each side of pos in [from, to) (their count in `spanning`):
+// true when at least one does and each shifts the same way as `diff`, by at least half of it (median).
+bool machines_agree(const PreparedSeries& p, std::size_t from, std::size_t pos, std::size_t to, double diff,
+                    std::size_t& spanning) {
+  std::vector<std::vector<double>> left(static_cast<std::size_t>(p.machines)), right(left.size());
+  for (std::size_t i = from; i < to; ++i) {
+    for (const MachineValue& v : p.by_machine[i]) {
+      (i < pos ? left : right)[static_cast<std::size_t>(v.machine)].push_back(v.value);
+    }
+  }
+  std::vector<double> shifts;
+  bool same_sign = true;
+  for (std::size_t m = 0; m < left.size(); ++m) {
+    if (left[m].size() < k_machine_points || right[m].size() < k_machine_points) {
+      continue;
+    }
+    const double shift = median(right[m]) - median(left[m]);
+    same_sign = same_sign && shift * diff > 0.0;
+    shifts.push_back(std::abs(shift));
+  }
+  spanning = shifts.size();
+  return !shifts.empty() && same_sign && median(shifts) >= 0.5 * std::abs(diff);
+}
+
+} // namespace
+
+Gate evaluate_gate(const PreparedSeries& p, std::size_t lo, std::size_t pos, std::size_t hi, double sigma,
                    const DetectOptions& options) {
+  const std::span<const double> y = p.values;
   const auto window = static_cast<std::size_t>(std::max(1, options.max_window));
   const std::size_t left_lo = std::max(lo, pos >= window ? pos - window : 0);
   const std::size_t right_hi = std::min(hi, pos + window);
@@ -55,6 +81,14 @@ Gate evaluate_gate(std::span<const double> y, std::size_t lo, std::size_t pos, s
   g.pass = g.n_left >= min_seg && g.n_right >= min_seg && agrees &&
            std::abs(g.relative_change) >= options.min_relative_change && g.effect >= options.k_sigma &&
            g.p_value <= options.max_p_value;
+  if (g.pass && options.lab_model) {
+    double jump = 0;
+    const double z = near_jump(y, lo, pos, hi, sigma, options, jump);
+    g.pass = jump * diff > 0.0 && z >= options.abrupt_z && std::abs(jump) >= k_abrupt_share * std::abs(diff);
+  }
+  if (g.pass && p.machines > 1) {
+    g.pass = machines_agree(p, left_lo, pos, right_hi, diff, g.machines);
+  }
   return g;
 }
 

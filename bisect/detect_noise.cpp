@@ -89,7 +89,7 @@ std::vector<double> finite_only(const std::vector<double>& values) {
 
 NoiseEstimate estimate_noise(const std::vector<SeriesPoint>& series) {
   NoiseEstimate out;
-  const detail::PreparedSeries p = detail::prepare(series);
+  const detail::PreparedSeries p = detail::prepare(series, true);
   out.commits = p.values.size();
   if (p.values.empty()) {
     return out;

@@ -53,7 +53,8 @@ nlohmann::json change_points_json(const std::vector<bisect::ChangePoint>& points
                     {"direction", direction_name(point.direction)},
                     {"relative_change", point.relative_change},
                     {"confidence", point.confidence},
-                    {"p_value", point.p_value}});
+                    {"p_value", point.p_value},
+                    {"machines", point.machines}});
   }
   return {{"change_points", list}};
 }
@@ -86,7 +87,11 @@ std::string render_change_points(const std::vector<bisect::ChangePoint>& points,
 void register_detect_command(CLI::App& app, Context& context, Registry& registry) {
   auto options = std::make_shared<DetectCommandOptions>();
   CLI::App* command = app.add_subcommand("detect", "find change points in a benchmark series (offline)");
-  command->add_option("--input", options->input, "series file: JSON or CSV")->required();
+  command->add_option("--input", options->input,
+                      "series file: JSON ({\"values\": [...]} or {\"commits\": [{\"id\", \"samples\", optional "
+                      "\"machine\"/\"machines\", \"boot\"/\"boots\"}]}) or CSV (value | commit,value[,machine[,boot]]); "
+                      "machines and boots let the detector remove machine offsets and noisy boots")
+    ->required();
   command->add_option("--threshold", options->threshold, "minimum relative change, e.g. 2% (default 1%)");
   command->add_flag("--json", options->json, "print the change points as JSON");
   registry.add(command, [&context, options] { return detect(context, *options); });

@@ -54,11 +54,58 @@ Result<std::string> json_id(const json& commit, const std::string& name, const s
   return bad_input(name, path + ".id: expected a non-empty string");
 }
 
+// Optional lab fields of commits[i]: "machine"/"boot" (one string for every sample) or "machines"/"boots"
+// (one string per sample).
+Status json_origin_field(const json& commit, const std::string& name, const std::string& path, const char* one,
+                         const char* many, std::vector<std::string>& out, std::size_t samples) {
+  if (commit.contains(one) && commit.contains(many)) {
+    return bad_input(name, path + ": give either \"" + one + "\" or \"" + many + "\", not both");
+  }
+  if (commit.contains(one)) {
+    if (!commit[one].is_string()) {
+      return bad_input(name, path + "." + one + ": expected a string");
+    }
+    out.assign(samples, commit[one].get<std::string>());
+    return {};
+  }
+  if (!commit.contains(many)) {
+    return {};
+  }
+  const json& list = commit[many];
+  if (!list.is_array() || list.size() != samples) {
+    return bad_input(name, path + "." + many + ": expected an array of " + std::to_string(samples) +
+                             " strings (one per sample)");
+  }
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    if (!list[i].is_string()) {
+      return bad_input(name, path + "." + many + "[" + std::to_string(i) + "]: expected a string");
+    }
+    out.push_back(list[i].get<std::string>());
+  }
+  return {};
+}
+
+Result<std::vector<bisect::SampleOrigin>> json_origins(const json& commit, const std::string& name,
+                                                       const std::string& path, std::size_t samples) {
+  std::vector<std::string> machines, boots;
+  BISECTD_TRY(json_origin_field(commit, name, path, "machine", "machines", machines, samples));
+  BISECTD_TRY(json_origin_field(commit, name, path, "boot", "boots", boots, samples));
+  std::vector<bisect::SampleOrigin> out;
+  if (machines.empty() && boots.empty()) {
+    return out;
+  }
+  for (std::size_t i = 0; i < samples; ++i) {
+    out.push_back({machines.empty() ? std::string() : machines[i], boots.empty() ? std::string() : boots[i]});
+  }
+  return out;
+}
+
 Result<DetectInput> json_commits(const json& commits, const std::string& name) {
   if (!commits.is_array()) {
     return bad_input(name, "commits: expected an array, got " + std::string(commits.type_name()));
   }
-  DetectInput input{{}, true};
+  DetectInput input;
+  input.has_ids = true;
   std::map<std::string, std::size_t> seen;
   for (std::size_t i = 0; i < commits.size(); ++i) {
     std::string path = "commits[" + std::to_string(i) + "]";
@@ -73,7 +120,9 @@ Result<DetectInput> json_commits(const json& commits, const std::string& name) {
       return bad_input(name, path + ".samples: missing");
     }
     BISECTD_TRY_ASSIGN(auto samples, json_samples(commits[i]["samples"], name, path + ".samples"));
-    input.points.push_back({id, std::move(samples)});
+    BISECTD_TRY_ASSIGN(auto origins, json_origins(commits[i], name, path, samples.size()));
+    input.has_lab = input.has_lab || !origins.empty();
+    input.points.push_back({id, std::move(samples), std::move(origins)});
   }
   return input;
 }
@@ -113,7 +162,7 @@ Result<DetectInput> parse_detect_json(std::string_view text, const std::string& 
   BISECTD_TRY_ASSIGN(auto values, json_samples(root["values"], name, "values"));
   DetectInput input;
   for (double value : values) {
-    input.points.push_back({"", {value}});
+    input.points.push_back({"", {value}, {}});
   }
   return input;
 }
@@ -147,11 +196,12 @@ public:
   Status add_line(std::size_t number, std::string_view line) {
     std::string where = m_name + ":" + std::to_string(number);
     auto fields = csv_fields(line);
-    if (fields.size() > 2) {
-      return bad_input(where, "expected 'value' or 'commit,value', found " + std::to_string(fields.size()) +
-                                " fields");
+    if (fields.size() > 4) {
+      return bad_input(where, "expected 'value', 'commit,value', 'commit,value,machine' or "
+                              "'commit,value,machine,boot', found " + std::to_string(fields.size()) + " fields");
     }
-    auto value = parse_number(fields.back());
+    const std::size_t value_field = fields.size() == 1 ? 0 : 1;
+    auto value = parse_number(fields[value_field]);
     if (m_shape == 0) { // the first data line fixes the shape; it may be a header
       m_shape = fields.size();
       m_shape_line = number;
@@ -160,28 +210,31 @@ public:
       }
     }
     if (fields.size() != m_shape) {
-      return bad_input(
-        where, "expected " + std::string(m_shape == 1 ? "1 field (value)" : "2 fields (commit,value)") +
-                 " like line " + std::to_string(m_shape_line) + ", found " + std::to_string(fields.size()));
+      static const char* shapes[] = {"", "1 field (value)", "2 fields (commit,value)",
+                                     "3 fields (commit,value,machine)", "4 fields (commit,value,machine,boot)"};
+      return bad_input(where, "expected " + std::string(shapes[m_shape]) + " like line " +
+                                std::to_string(m_shape_line) + ", found " + std::to_string(fields.size()));
     }
     if (!value) {
-      return bad_input(where, "'" + fields.back() + "' is not a number");
+      return bad_input(where, "'" + fields[value_field] + "' is not a number");
     }
-    return add_value(where, m_shape == 2 ? fields.front() : std::string(), *value);
+    bisect::SampleOrigin origin{m_shape >= 3 ? fields[2] : std::string(), m_shape >= 4 ? fields[3] : std::string()};
+    return add_value(where, m_shape >= 2 ? fields.front() : std::string(), *value, std::move(origin));
   }
 
   Result<DetectInput> finish() {
     if (m_input.points.empty()) {
       return bad_input(m_name, "no values");
     }
-    m_input.has_ids = m_shape == 2;
+    m_input.has_ids = m_shape >= 2;
+    m_input.has_lab = m_shape >= 3;
     return std::move(m_input);
   }
 
 private:
-  Status add_value(const std::string& where, const std::string& id, double value) {
+  Status add_value(const std::string& where, const std::string& id, double value, bisect::SampleOrigin origin) {
     if (m_shape == 1) {
-      m_input.points.push_back({"", {value}});
+      m_input.points.push_back({"", {value}, {}});
       return {};
     }
     if (id.empty()) {
@@ -189,9 +242,12 @@ private:
     }
     auto [it, fresh] = m_index.emplace(id, m_input.points.size());
     if (fresh) {
-      m_input.points.push_back({id, {}});
+      m_input.points.push_back({id, {}, {}});
     }
     m_input.points[it->second].samples.push_back(value);
+    if (m_shape >= 3) {
+      m_input.points[it->second].origins.push_back(std::move(origin));
+    }
     return {};
   }
 

@@ -22,4 +22,11 @@ std::vector<std::size_t> lkp_rule(const std::vector<bisect::SeriesPoint>& series
 // windows' plain means. Windows count runs (values), not commits, as Perfherder does.
 std::vector<std::size_t> perfherder_rule(const std::vector<bisect::SeriesPoint>& series);
 
+// Textbook change in mean as TCPDBench runs R's changepoint package by default (cpt.mean, Normal cost with
+// unit variance on the z-scored series, MBIC penalty 3 log n plus log of each segment length):
+// binary segmentation with at most Q = 5 change points, and PELT (optimal partitioning, pruned). Per-commit
+// medians; points without finite samples are skipped (indices stay the input's). Indices as ChangePoint::index.
+std::vector<std::size_t> binseg_rule(const std::vector<bisect::SeriesPoint>& series);
+std::vector<std::size_t> pelt_rule(const std::vector<bisect::SeriesPoint>& series);
+
 } // namespace bisectd::bench

@@ -1,5 +1,6 @@
 #pragma once
-// Synthetic benchmark-like series: a level with relative steps at random places, a few noisy runs per commit.
+// Synthetic benchmark-like series: a level with relative steps at random places, a few noisy runs per commit,
+// and one lab effect per kind (docs/detect-sim.md says which effects count as changes: only the steps do).
 
 #include "bisect/detect.hpp"
 
@@ -9,8 +10,22 @@
 
 namespace bisectd::bench {
 
-enum class NoiseKind { gaussian, bimodal, outliers };
-inline constexpr NoiseKind k_noise_kinds[] = {NoiseKind::gaussian, NoiseKind::bimodal, NoiseKind::outliers};
+enum class NoiseKind {
+  gaussian, bimodal, outliers,  // run noise only
+  heavy_tails,                  // Student-t (3 dof) runs
+  single_value,                 // one run per commit (no replicates)
+  noisy_boots,                  // two boots of two runs per commit; 8% of boots scatter 6x more
+  drift,                        // slow random walk of the lab level
+  machine_swap,                 // stretches measured by other boxes of the group, each with its own offset
+  seasonal,                     // periodic load (sine of the lab level)
+  variance_step,                // run noise grows 2.5x at one commit, level unchanged
+  outage,                       // 1-3 bursts of 1-4 commits whose runs all lose 20-60%
+  ramp,                         // 1-2 gradual level changes of 3-10% spread over 30-100 commits
+};
+inline constexpr NoiseKind k_noise_kinds[] = {
+  NoiseKind::gaussian, NoiseKind::bimodal,  NoiseKind::outliers,     NoiseKind::heavy_tails,
+  NoiseKind::single_value, NoiseKind::noisy_boots, NoiseKind::drift, NoiseKind::machine_swap,
+  NoiseKind::seasonal, NoiseKind::variance_step, NoiseKind::outage,  NoiseKind::ramp};
 std::string_view to_string(NoiseKind kind);
 
 // Deterministic generator (mt19937_64 is fully specified; the distributions are ours, not the library's).
