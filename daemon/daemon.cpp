@@ -55,7 +55,7 @@ void Daemon::wire_rooms(const std::string& token) {
   auto& store = *m_store;
   Wake wake = [this] { this->wake(); };
   m_visits = std::make_unique<run::VisitRunner>(store, store, *m_jobs, *m_builds, m_costs,
-                                                m_config.data_dir / "logs", m_stopping, wake);
+                                                m_config.data_dir, m_stopping, wake);
   m_series = std::make_unique<watch::SeriesReader>(*m_repos, store, store);
   m_priors = std::make_unique<bisection::Priors>(*m_series, store, m_costs, *m_builds, *m_repos);
   m_equivalence = std::make_unique<bisection::BuildEquivalence>(*m_build_store, store);
@@ -75,7 +75,7 @@ void Daemon::wire_rooms(const std::string& token) {
                                                m_config.poll_interval);
   m_outbox = std::make_unique<mail::Outbox>(store, m_config.mail);
   m_outbox->recover_interrupted();
-  m_api = std::make_unique<api::Api>(api::ApiContext{store, store, store, store, *m_repos, *m_jobs, *m_machines,
+  m_api = std::make_unique<api::Api>(api::ApiContext{store, store, store, store, store, *m_repos, *m_jobs, *m_machines,
                                                      *m_bisections, wake, m_config.configs_dir, m_config.poll_interval,
                                                      m_config.data_dir, m_started_at},
                                      token);

@@ -24,6 +24,16 @@ public:
   // Adds `commit` to the bisection's excluded (verified implausible) or prebuilt set.
   virtual Status exclude_commit(std::int64_t bisection_id, const std::string& commit) = 0;
   virtual Status add_prebuilt(std::int64_t bisection_id, const std::string& commit) = 0;
+  // An operator's cancel: the bisection ends `cancelled` and its queued requests fail. Error: not_found, or
+  // conflict when it is not running.
+  virtual Status cancel_bisection(std::int64_t bisection_id) = 0;
+  // Runs a finished bisection again from its samples: state running, error cleared, and the `infra` flags its
+  // failed requests raised are lifted (the lab trouble may be fixed). Error: not_found, or conflict when running.
+  virtual Status retry_bisection(std::int64_t bisection_id) = 0;
+  // Deletes a finished bisection with its events, marks, requests and report; with `purge` also the samples its
+  // requests stored (others measuring the same commits lose them too). Returns how many samples were deleted.
+  // Error: not_found, or conflict when it is running.
+  virtual Result<std::int64_t> delete_bisection(std::int64_t bisection_id, bool purge) = 0;
   virtual Status add_event(std::int64_t bisection_id, const std::string& message) = 0;
   virtual Result<std::vector<EventRow>> events(std::int64_t bisection_id) = 0;
 

@@ -16,8 +16,8 @@ class QueueStore {
 public:
   virtual ~QueueStore() = default;
   virtual Result<std::int64_t> enqueue(const RequestRow& request) = 0;
-  // Claims a queued request of `group` that `machine` may take and whose retry time has come, of a tree that is
-  // still registered; marks it building on `machine`. Fresh requests go first (fewest attempts, then oldest), so
+  // Claims a queued request of `group` that `machine` may take and whose retry time has come, of a tree that was not
+  // removed; marks it building on `machine`. Fresh requests go first (fewest attempts, then oldest), so
   // a request that keeps failing never holds up the others.
   virtual Result<std::optional<RequestRow>> claim_request(const std::string& group, const std::string& machine) = 0;
   virtual Status set_request_state(std::int64_t id, RequestState state) = 0;

@@ -6,6 +6,7 @@
 #include "storage/rows.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,9 @@ public:
   virtual Result<CommitFlags> flags(const std::string& job, const std::string& commit,
                                     const std::string& variant = "") = 0;
   virtual Status record_build(const BuildRecord& build) = 0;
+  // The newest recorded build of (job, commit, variant), if any.
+  virtual Result<std::optional<BuildRecord>> last_build(const std::string& job, const std::string& commit,
+                                                        const std::string& variant) = 0;
 };
 
 } // namespace bisectd::storage

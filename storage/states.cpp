@@ -17,10 +17,11 @@ constexpr Names<RequestState, 5> k_request_states{{{RequestState::queued, "queue
                                                    {RequestState::failed, "failed"}}};
 constexpr Names<Purpose, 4> k_purposes{
   {{Purpose::watch, "watch"}, {Purpose::confirm, "confirm"}, {Purpose::bisect, "bisect"}, {Purpose::verify, "verify"}}};
-constexpr Names<BisectionState, 4> k_bisection_states{{{BisectionState::running, "running"},
+constexpr Names<BisectionState, 5> k_bisection_states{{{BisectionState::running, "running"},
                                                        {BisectionState::found, "found"},
                                                        {BisectionState::not_found, "not_found"},
-                                                       {BisectionState::failed, "failed"}}};
+                                                       {BisectionState::failed, "failed"},
+                                                       {BisectionState::cancelled, "cancelled"}}};
 constexpr Names<DetectionState, 3> k_detection_states{{{DetectionState::confirming, "confirming"},
                                                        {DetectionState::confirmed, "confirmed"},
                                                        {DetectionState::rejected, "rejected"}}};

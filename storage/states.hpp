@@ -18,7 +18,7 @@ enum class Purpose {
   bisect,  // a pick of the bisection engine
   verify,  // the culprit's verification (confirm pairs, revert, layout)
 };
-enum class BisectionState { running, found, not_found, failed };
+enum class BisectionState { running, found, not_found, failed, cancelled };
 // A shift seen between two measured heads, while interleaved reruns decide whether it is real.
 enum class DetectionState { confirming, confirmed, rejected };
 // Who opened a bisection.

@@ -34,6 +34,7 @@ public:
   Result<std::vector<TreeRow>> trees() override;
   Result<std::optional<TreeRow>> tree(const std::string& name) override;
   Status remove_tree(const std::string& name) override;
+  Status update_tree(const TreeRow& tree, const std::optional<JobRow>& job) override;
   Status put_job(const JobRow& job) override;
   Result<std::optional<JobRow>> job(const std::string& name) override;
   Result<std::vector<JobRow>> jobs() override;
@@ -78,11 +79,14 @@ public:
   Result<CommitFlags> flags(const std::string& job, const std::string& commit,
                             const std::string& variant = "") override;
   Status record_build(const BuildRecord& build) override;
+  Result<std::optional<BuildRecord>> last_build(const std::string& job, const std::string& commit,
+                                                const std::string& variant) override;
 
   Result<std::int64_t> add_detection(const DetectionRow& detection) override;
   Result<std::optional<DetectionRow>> detection(const std::string& tree, const std::string& job,
                                                 const std::string& good, const std::string& bad) override;
   Result<std::vector<DetectionRow>> detections_in_state(DetectionState state) override;
+  Result<std::vector<DetectionRow>> detections(const std::string& tree = "") override;
   Status set_detection_state(std::int64_t id, DetectionState state, std::int64_t bisection_id,
                              std::optional<double> change = std::nullopt) override;
 
@@ -93,6 +97,9 @@ public:
   Status update_bisection(const BisectionRow& bisection) override;
   Status exclude_commit(std::int64_t bisection_id, const std::string& commit) override;
   Status add_prebuilt(std::int64_t bisection_id, const std::string& commit) override;
+  Status cancel_bisection(std::int64_t bisection_id) override;
+  Status retry_bisection(std::int64_t bisection_id) override;
+  Result<std::int64_t> delete_bisection(std::int64_t bisection_id, bool purge) override;
   Status add_event(std::int64_t bisection_id, const std::string& message) override;
   Result<std::vector<EventRow>> events(std::int64_t bisection_id) override;
   Status finish_bisection(const BisectionRow& bisection, const std::optional<ReportRow>& report) override;

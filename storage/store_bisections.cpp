@@ -100,6 +100,13 @@ Result<std::optional<DetectionRow>> Store::detection(const std::string& tree, co
                                  {text(tree), text(job), text(good), text(bad)}, read_detection);
 }
 
+Result<std::vector<DetectionRow>> Store::detections(const std::string& tree) {
+  return query<DetectionRow>(*m_connection,
+                             "SELECT " + std::string(k_detection_columns) +
+                               " FROM detections WHERE (? = '' OR tree = ?) ORDER BY id DESC",
+                             {text(tree), text(tree)}, read_detection);
+}
+
 Result<std::vector<DetectionRow>> Store::detections_in_state(DetectionState state) {
   return query<DetectionRow>(*m_connection,
                              "SELECT " + std::string(k_detection_columns) + " FROM detections WHERE state = ? ORDER BY id",
@@ -189,6 +196,93 @@ Status Store::add_prebuilt(std::int64_t bisection_id, const std::string& commit)
                                 "VALUES (?, ?, 'prebuilt')",
                                 {integer(bisection_id), text(commit)}));
   return {};
+}
+
+namespace {
+
+// The state of bisection `id`, or not_found.
+Result<BisectionState> state_of(Connection& connection, std::int64_t id) {
+  BISECTD_TRY_ASSIGN(auto state, query_one<std::string>(connection, "SELECT state FROM bisections WHERE id = ?",
+                                                        {integer(id)},
+                                                        [](const Statement& s) { return s.column_text(0); }));
+  if (!state) {
+    return make_error(ErrorCode::not_found, "bisection " + std::to_string(id) + " not found");
+  }
+  return parse_bisection_state(*state).value_or(BisectionState::failed);
+}
+
+} // namespace
+
+Status Store::cancel_bisection(std::int64_t bisection_id) {
+  Transaction txn(*m_connection);
+  BISECTD_TRY(txn.begin());
+  BISECTD_TRY_ASSIGN(auto state, state_of(*m_connection, bisection_id));
+  if (state != BisectionState::running) {
+    return make_error(ErrorCode::conflict, "bisection " + std::to_string(bisection_id) + " is " +
+                                             std::string(to_string(state)) + ", not running");
+  }
+  BISECTD_TRY(m_connection->run("UPDATE bisections SET state = 'cancelled', error = 'cancelled by the operator', "
+                                "finished_at = ? WHERE id = ?",
+                                {integer(base::unix_now()), integer(bisection_id)}));
+  BISECTD_TRY(m_connection->run("UPDATE requests SET state = 'failed', error_code = 'cancelled', "
+                                "error = 'bisection cancelled' WHERE bisection_id = ? AND state = 'queued'",
+                                {integer(bisection_id)}));
+  return txn.commit();
+}
+
+Status Store::retry_bisection(std::int64_t bisection_id) {
+  Transaction txn(*m_connection);
+  BISECTD_TRY(txn.begin());
+  BISECTD_TRY_ASSIGN(auto state, state_of(*m_connection, bisection_id));
+  if (state == BisectionState::running) {
+    return make_error(ErrorCode::conflict, "bisection " + std::to_string(bisection_id) + " is running already");
+  }
+  BISECTD_TRY(m_connection->run(
+    "DELETE FROM commit_flags WHERE flag = 'infra' AND (job, commit_sha, variant) IN "
+    "(SELECT job, commit_sha, variant FROM requests WHERE bisection_id = ? AND state = 'failed')",
+    {integer(bisection_id)}));
+  BISECTD_TRY(m_connection->run("UPDATE bisections SET state = 'running', error = NULL, finished_at = NULL, "
+                                "culprit = NULL WHERE id = ?",
+                                {integer(bisection_id)}));
+  return txn.commit();
+}
+
+Result<std::int64_t> Store::delete_bisection(std::int64_t bisection_id, bool purge) {
+  Transaction txn(*m_connection);
+  BISECTD_TRY(txn.begin());
+  BISECTD_TRY_ASSIGN(auto state, state_of(*m_connection, bisection_id));
+  if (state == BisectionState::running) {
+    return make_error(ErrorCode::conflict,
+                      "bisection " + std::to_string(bisection_id) + " is running: cancel it first");
+  }
+  std::int64_t purged = 0;
+  const std::string of_requests = "(SELECT id FROM requests WHERE bisection_id = ?)";
+  if (purge) {
+    BISECTD_TRY(m_connection->run("DELETE FROM sample_metrics WHERE sample_id IN (SELECT id FROM samples WHERE "
+                                  "request_id IN " + of_requests + ")",
+                                  {integer(bisection_id)}));
+    BISECTD_TRY_ASSIGN(int deleted, m_connection->run("DELETE FROM samples WHERE request_id IN " + of_requests,
+                                                      {integer(bisection_id)}));
+    purged = deleted;
+  }
+  // Requests whose samples stay (other bisections and the series share them) remain, detached.
+  BISECTD_TRY(m_connection->run("DELETE FROM requests WHERE bisection_id = ? AND id NOT IN "
+                                "(SELECT request_id FROM samples)",
+                                {integer(bisection_id)}));
+  BISECTD_TRY(m_connection->run("UPDATE requests SET bisection_id = NULL WHERE bisection_id = ?",
+                                {integer(bisection_id)}));
+  BISECTD_TRY(m_connection->run("DELETE FROM outbox WHERE report_id IN (SELECT id FROM reports WHERE "
+                                "bisection_id = ?)",
+                                {integer(bisection_id)}));
+  for (const char* table : {"reports", "bisection_events", "bisection_marks"}) {
+    BISECTD_TRY(m_connection->run(std::string("DELETE FROM ") + table + " WHERE bisection_id = ?",
+                                  {integer(bisection_id)}));
+  }
+  BISECTD_TRY(m_connection->run("UPDATE detections SET bisection_id = NULL WHERE bisection_id = ?",
+                                {integer(bisection_id)}));
+  BISECTD_TRY(m_connection->run("DELETE FROM bisections WHERE id = ?", {integer(bisection_id)}));
+  BISECTD_TRY(txn.commit());
+  return purged;
 }
 
 Status Store::add_event(std::int64_t bisection_id, const std::string& message) {

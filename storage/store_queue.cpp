@@ -65,7 +65,7 @@ Result<std::optional<RequestRow>> Store::claim_request(const std::string& group,
                                  *m_connection,
                                  request_select("state = 'queued' AND machine_group = ? AND "
                                                 "(pin_machine IS NULL OR pin_machine = ?) AND retry_at <= ? AND "
-                                                "tree IN (SELECT name FROM trees WHERE removed = 0) "
+                                                "tree NOT IN (SELECT name FROM trees WHERE removed = 1) "
                                                 "ORDER BY attempts, id LIMIT 1"),
                                  {text(group), text(machine), integer(base::unix_now())}, read_request));
   if (!row) {

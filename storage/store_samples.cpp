@@ -224,4 +224,15 @@ Status Store::record_build(const BuildRecord& b) {
   return {};
 }
 
+Result<std::optional<BuildRecord>> Store::last_build(const std::string& job, const std::string& commit,
+                                                     const std::string& variant) {
+  return query_one<BuildRecord>(*m_connection,
+                                "SELECT job, commit_sha, variant, outcome, seconds, COALESCE(log_path, '') FROM builds "
+                                "WHERE job = ? AND commit_sha = ? AND variant = ? ORDER BY id DESC LIMIT 1",
+                                {text(job), text(commit), text(variant)}, [](const Statement& s) {
+                                  return BuildRecord{s.column_text(0), s.column_text(1), s.column_text(2),
+                                                     s.column_text(3), s.column_double(4), s.column_text(5)};
+                                });
+}
+
 } // namespace bisectd::storage

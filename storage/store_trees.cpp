@@ -93,6 +93,23 @@ Status Store::remove_tree(const std::string& name) {
   return txn.commit();
 }
 
+Status Store::update_tree(const TreeRow& tree, const std::optional<JobRow>& job) {
+  Transaction txn(*m_connection);
+  BISECTD_TRY(txn.begin());
+  if (job) {
+    BISECTD_TRY(put_job(*job));
+  }
+  BISECTD_TRY_ASSIGN(int changed, m_connection->run(
+    "UPDATE trees SET job = ?, notify = ?, mail_cc = ?, private = ?, poll_interval_s = ? WHERE name = ? AND "
+    "removed = 0",
+    {text(tree.job), text(encode_string_list(tree.notify)), text(encode_string_list(tree.mail_cc)),
+     integer(tree.is_private ? 1 : 0), integer(tree.poll_interval_s), text(tree.name)}));
+  if (changed == 0) {
+    return make_error(ErrorCode::not_found, "tree '" + tree.name + "' not found");
+  }
+  return txn.commit();
+}
+
 Status Store::put_job(const JobRow& job) {
   BISECTD_TRY(m_connection->run("INSERT INTO jobs (name, path, yaml, created_at) VALUES (?, ?, ?, ?) "
                                 "ON CONFLICT(name) DO UPDATE SET path = excluded.path, yaml = excluded.yaml",

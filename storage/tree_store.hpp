@@ -19,6 +19,9 @@ public:
   virtual Result<std::optional<TreeRow>> tree(const std::string& name) = 0;
   // Marks the tree removed; its queued requests, confirmations and running bisections fail. Error: not_found.
   virtual Status remove_tree(const std::string& name) = 0;
+  // Replaces a tree's settings (notify, mail_cc, private, poll interval, job name) and, when given, stores its job
+  // in the same transaction. Error: not_found.
+  virtual Status update_tree(const TreeRow& tree, const std::optional<JobRow>& job) = 0;
   virtual Status put_job(const JobRow& job) = 0;
   virtual Result<std::optional<JobRow>> job(const std::string& name) = 0;
   virtual Result<std::vector<JobRow>> jobs() = 0;

@@ -10,17 +10,24 @@ namespace bisectd::daemon::api {
 
 namespace {
 
-constexpr std::array<Route<ApiContext>, 12> k_routes{{
+constexpr std::array<Route<ApiContext>, 20> k_routes{{
   {"GET", "/api/v1/status", &get_status},
   {"GET", "/api/v1/machines", &get_machines},
   {"GET", "/api/v1/jobs", &get_jobs},
   {"GET", "/api/v1/trees", &get_trees},
   {"POST", "/api/v1/trees", &post_tree},
+  {"GET", "/api/v1/trees/{name}", &get_tree},
+  {"POST", "/api/v1/trees/{name}", &post_tree_settings},
   {"DELETE", "/api/v1/trees/{name}", &delete_tree},
   {"GET", "/api/v1/bisections", &get_bisections},
   {"POST", "/api/v1/bisections", &post_bisection},
   {"GET", "/api/v1/bisections/{id}", &get_bisection},
+  {"DELETE", "/api/v1/bisections/{id}", &delete_bisection},
   {"GET", "/api/v1/bisections/{id}/report", &get_report},
+  {"POST", "/api/v1/bisections/{id}/cancel", &cancel_bisection},
+  {"POST", "/api/v1/bisections/{id}/retry", &retry_bisection},
+  {"GET", "/api/v1/detections", &get_detections},
+  {"GET", "/api/v1/logs/{kind}/{id}", &get_log},
   {"GET", "/api/v1/results/{commit}", &get_results},
   {"GET", "/api/v1/noise", &get_noise},
 }};
@@ -66,7 +73,7 @@ HttpResponse Api::route(const HttpRequest& request) {
       continue;
     }
     if (call.params.contains("id") && !is_number(call.params["id"])) {
-      return error_response(400, "bisection id must be a number, not '" + call.params["id"] + "'");
+      return error_response(400, "id must be a number, not '" + call.params["id"] + "'");
     }
     if (request.method == "POST") {
       call.body = nlohmann::json::parse(request.body, nullptr, false);

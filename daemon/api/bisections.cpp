@@ -4,6 +4,8 @@
 #include "daemon/api/body.hpp"
 #include "daemon/api/views.hpp"
 
+#include <spdlog/spdlog.h>
+
 namespace bisectd::daemon::api {
 
 using nlohmann::json;
@@ -28,6 +30,9 @@ HttpResponse get_bisections(ApiContext& c, const Call& call) {
 
 HttpResponse get_report(ApiContext& c, const Call& call) {
   auto id = std::stoll(call.params.at("id"));
+  if (auto b = c.bisections.bisection(id); !b || !*b) {
+    return error_response(404, "bisection " + std::to_string(id) + " not found");
+  }
   auto row = c.bisections.report(id);
   if (!row || !*row) {
     return error_response(404, "bisection " + std::to_string(id) + " has no report (yet)");
@@ -65,6 +70,40 @@ HttpResponse start_bisection(ApiContext& c, const std::string& tree_name, const 
 }
 
 } // namespace
+
+HttpResponse cancel_bisection(ApiContext& c, const Call& call) {
+  auto id = std::stoll(call.params.at("id"));
+  if (auto cancelled = c.bisections.cancel_bisection(id); !cancelled) {
+    return error_response(cancelled.error());
+  }
+  (void)c.bisections.add_event(id, "cancelled by the operator");
+  spdlog::info("bisection {} cancelled", id);
+  return json_response(200, {{"id", id}, {"state", "cancelled"}});
+}
+
+HttpResponse retry_bisection(ApiContext& c, const Call& call) {
+  auto id = std::stoll(call.params.at("id"));
+  if (auto retried = c.bisections.retry_bisection(id); !retried) {
+    return error_response(retried.error());
+  }
+  (void)c.bisections.add_event(id, "retried by the operator: running again from its samples");
+  spdlog::info("bisection {} retried", id);
+  if (c.wake) {
+    c.wake();
+  }
+  return json_response(200, {{"id", id}, {"state", "running"}});
+}
+
+HttpResponse delete_bisection(ApiContext& c, const Call& call) {
+  auto id = std::stoll(call.params.at("id"));
+  auto purge = call.query_or("purge");
+  auto purged = c.bisections.delete_bisection(id, purge == "1" || purge == "true");
+  if (!purged) {
+    return error_response(purged.error());
+  }
+  spdlog::info("bisection {} removed ({} samples purged)", id, *purged);
+  return json_response(200, {{"removed", id}, {"purged_samples", *purged}});
+}
 
 HttpResponse post_bisection(ApiContext& c, const Call& call) {
   const auto& body = call.body;

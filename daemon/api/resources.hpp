@@ -9,6 +9,7 @@
 #include "daemon/core/tree_repos.hpp"
 #include "daemon/core/wake.hpp"
 #include "storage/bisection_store.hpp"
+#include "storage/detection_store.hpp"
 #include "storage/queue_store.hpp"
 #include "storage/sample_store.hpp"
 #include "storage/tree_store.hpp"
@@ -26,6 +27,7 @@ struct ApiContext {
   storage::QueueStore& queue;
   storage::SampleStore& samples;
   storage::BisectionStore& bisections;
+  storage::DetectionStore& detections;
   TreeRepos& repos;
   JobCatalog& jobs;
   const LabView& lab;
@@ -44,12 +46,21 @@ HttpResponse get_machines(ApiContext& c, const Call& call);
 HttpResponse get_jobs(ApiContext& c, const Call& call);
 // trees.cpp
 HttpResponse get_trees(ApiContext& c, const Call& call);
+HttpResponse get_tree(ApiContext& c, const Call& call);
 HttpResponse post_tree(ApiContext& c, const Call& call);
+HttpResponse post_tree_settings(ApiContext& c, const Call& call);
 HttpResponse delete_tree(ApiContext& c, const Call& call);
 // bisections.cpp
 HttpResponse get_bisections(ApiContext& c, const Call& call);
 HttpResponse post_bisection(ApiContext& c, const Call& call);
 HttpResponse get_report(ApiContext& c, const Call& call);
+HttpResponse cancel_bisection(ApiContext& c, const Call& call);
+HttpResponse retry_bisection(ApiContext& c, const Call& call);
+HttpResponse delete_bisection(ApiContext& c, const Call& call);
+// detections.cpp
+HttpResponse get_detections(ApiContext& c, const Call& call);
+// logs.cpp
+HttpResponse get_log(ApiContext& c, const Call& call);
 // bisection_detail.cpp
 HttpResponse get_bisection(ApiContext& c, const Call& call);
 // results.cpp

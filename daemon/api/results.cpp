@@ -8,12 +8,42 @@ namespace bisectd::daemon::api {
 
 using nlohmann::json;
 
-HttpResponse get_results(ApiContext& c, const Call& call) {
-  const auto& commit = call.params.at("commit");
-  if (commit.size() < 7 || commit.find_first_not_of("0123456789abcdef") != std::string::npos) {
-    return error_response(400, "commit: '" + commit + "' must be at least 7 hex digits");
+namespace {
+
+Result<std::string> resolve_in(ApiContext& c, const std::string& tree, const std::string& rev) {
+  BISECTD_TRY_ASSIGN(auto row, c.trees.tree(tree));
+  if (!row) {
+    return make_error(ErrorCode::not_found, "tree: '" + tree + "' not found");
   }
-  auto rows = c.samples.samples_for_commit_prefix(commit, call.query_or("tree"));
+  std::string sha;
+  BISECTD_TRY(c.repos.with_repo(tree, [&](vcs::Repo& repo) -> Status {
+    auto resolved = repo.resolve(rev);
+    if (!resolved) {
+      return make_error(ErrorCode::not_found, "commit: unknown revision '" + rev + "' in tree " + tree);
+    }
+    sha = *resolved;
+    return {};
+  }));
+  return sha;
+}
+
+} // namespace
+
+HttpResponse get_results(ApiContext& c, const Call& call) {
+  auto commit = call.params.at("commit");
+  auto tree = call.query_or("tree");
+  bool hex = commit.size() >= 7 && commit.find_first_not_of("0123456789abcdef") == std::string::npos;
+  if (!hex && tree.empty()) {
+    return error_response(400, "commit: '" + commit + "' is not a sha (at least 7 hex digits); a ref needs ?tree=");
+  }
+  if (!hex) { // a ref (master, v6.1, HEAD~2): resolved in the tree's mirror
+    auto resolved = resolve_in(c, tree, commit);
+    if (!resolved) {
+      return error_response(resolved.error());
+    }
+    commit = *resolved;
+  }
+  auto rows = c.samples.samples_for_commit_prefix(commit, tree);
   if (!rows) {
     return error_response(500, rows.error().message);
   }

@@ -44,6 +44,22 @@ Status check_branches(const std::vector<std::string>& branches) {
   return {};
 }
 
+// A job whose machine group has no machine would wait for ever: refused, naming the groups there are.
+Status check_group(const ApiContext& c, const Job& job) {
+  if (c.lab.machines_in(job.machine_group) > 0) {
+    return {};
+  }
+  std::vector<std::string> groups;
+  for (const auto& m : c.lab.machines()) {
+    if (std::find(groups.begin(), groups.end(), m.group) == groups.end()) {
+      groups.push_back(m.group);
+    }
+  }
+  return make_error(ErrorCode::invalid_input, "job " + job.name + ": run.machine_group '" + job.machine_group +
+                                                "' has no machine in this lab (groups: " + base::join(groups, ", ") +
+                                                ")");
+}
+
 Result<NewTree> parse_tree(const ApiContext& c, const json& body) {
   NewTree t;
   auto& tree = t.tree;
@@ -68,20 +84,21 @@ Result<NewTree> parse_tree(const ApiContext& c, const json& body) {
     return make_error(ErrorCode::invalid_input, "poll_interval_s: must be between 0 (the default) and a week");
   }
   BISECTD_TRY_ASSIGN(auto job, config::parse_job(job_yaml, job_path, c.configs_dir));
+  BISECTD_TRY(check_group(c, job));
   tree.job = job.name;
   t.job = storage::JobRow{job.name, job_path, job.yaml, 0};
   return t;
 }
 
 // Jobs are shared by name: a different definition under a name another tree uses would change that tree's job.
-Status check_job_name(ApiContext& c, const storage::JobRow& job) {
+Status check_job_name(ApiContext& c, const storage::JobRow& job, const std::string& changing_tree = "") {
   BISECTD_TRY_ASSIGN(auto existing, c.trees.job(job.name));
   if (!existing || existing->yaml == job.yaml) {
     return {};
   }
   BISECTD_TRY_ASSIGN(auto trees, c.trees.trees());
   for (const auto& other : trees) {
-    if (other.job == job.name) {
+    if (other.job == job.name && other.name != changing_tree) {
       return make_error(ErrorCode::conflict, "job '" + job.name + "' exists with a different definition (used by tree '" +
                                                other.name + "'): give this job another name");
     }
@@ -148,6 +165,68 @@ HttpResponse post_tree(ApiContext& c, const Call& call) {
   }
   auto row = c.trees.tree(tree.name);
   return json_response(201, {{"tree", tree_json(**row, c.trees)}});
+}
+
+HttpResponse get_tree(ApiContext& c, const Call& call) {
+  auto tree = c.trees.tree(call.params.at("name"));
+  if (!tree) {
+    return error_response(tree.error());
+  }
+  if (!*tree) {
+    return error_response(404, "tree '" + call.params.at("name") + "' not found");
+  }
+  return json_response(200, {{"tree", tree_json(**tree, c.trees)}});
+}
+
+namespace {
+
+// The tree with the request's changes applied (only the fields given), and its new job when one is given.
+Result<std::pair<storage::TreeRow, std::optional<storage::JobRow>>> changed_tree(ApiContext& c,
+                                                                                storage::TreeRow tree,
+                                                                                const json& body) {
+  std::optional<storage::JobRow> job;
+  if (body.contains("notify")) {
+    BISECTD_TRY_ASSIGN(tree.notify, string_list_field(body, "notify"));
+  }
+  if (body.contains("mail_cc")) {
+    BISECTD_TRY_ASSIGN(tree.mail_cc, string_list_field(body, "mail_cc"));
+  }
+  BISECTD_TRY_ASSIGN(tree.is_private, bool_field(body, "private", tree.is_private));
+  BISECTD_TRY_ASSIGN(tree.poll_interval_s, int_field(body, "poll_interval_s", tree.poll_interval_s));
+  if (body.contains("job_yaml")) {
+    BISECTD_TRY_ASSIGN(auto yaml, string_field(body, "job_yaml"));
+    BISECTD_TRY_ASSIGN(auto path, string_field(body, "job_path", "job.yaml"));
+    BISECTD_TRY_ASSIGN(auto parsed, config::parse_job(yaml, path, c.configs_dir));
+    BISECTD_TRY(check_group(c, parsed));
+    job = storage::JobRow{parsed.name, path, parsed.yaml, 0};
+    tree.job = parsed.name;
+  }
+  return std::pair{std::move(tree), std::move(job)};
+}
+
+} // namespace
+
+HttpResponse post_tree_settings(ApiContext& c, const Call& call) {
+  std::lock_guard lock(*c.tree_changes);
+  auto tree = c.trees.tree(call.params.at("name"));
+  if (!tree || !*tree) {
+    return error_response(404, "tree '" + call.params.at("name") + "' not found");
+  }
+  auto changed = changed_tree(c, **tree, call.body);
+  if (!changed) {
+    return error_response(changed.error());
+  }
+  auto& [row, job] = *changed;
+  if (job) {
+    if (auto same_name = check_job_name(c, *job, row.name); !same_name) {
+      return error_response(same_name.error());
+    }
+  }
+  if (auto stored = c.trees.update_tree(row, job); !stored) {
+    return error_response(stored.error());
+  }
+  spdlog::info("tree {} changed{}", row.name, job ? ": job " + job->name : "");
+  return json_response(200, {{"tree", tree_json(row, c.trees)}});
 }
 
 HttpResponse delete_tree(ApiContext& c, const Call& call) {

@@ -14,4 +14,8 @@ storage::RequestRow make_request(const Job& job, const std::string& tree, const 
   return r;
 }
 
+std::filesystem::path request_log_dir(const std::filesystem::path& data_dir, std::int64_t id) {
+  return data_dir / "logs" / ("request-" + std::to_string(id));
+}
+
 } // namespace bisectd::daemon

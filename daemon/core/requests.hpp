@@ -4,6 +4,7 @@
 #include "daemon/core/job.hpp"
 #include "storage/rows.hpp"
 
+#include <filesystem>
 #include <string>
 
 namespace bisectd::daemon {
@@ -11,5 +12,8 @@ namespace bisectd::daemon {
 // A queued request to measure `commit` of `tree` with `job` on the job's machine group, `runs` runs in one visit.
 storage::RequestRow make_request(const Job& job, const std::string& tree, const std::string& commit,
                                  storage::Purpose purpose, std::int64_t runs);
+
+// Where the visit of request `id` keeps its run logs and console logs: DATA_DIR/logs/request-ID.
+std::filesystem::path request_log_dir(const std::filesystem::path& data_dir, std::int64_t id);
 
 } // namespace bisectd::daemon

@@ -3,6 +3,7 @@
 #include "base/clock.hpp"
 #include "base/fs.hpp"
 #include "base/strings.hpp"
+#include "daemon/core/requests.hpp"
 #include "daemon/run/retry_policy.hpp"
 
 #include <spdlog/spdlog.h>
@@ -141,7 +142,7 @@ RequestOutcome VisitRunner::run_unguarded(lab::Machine& machine, const storage::
   if (m_wake) {
     m_wake(); // the tree's build slot is free now: the scheduler may prebuild the next round's picks
   }
-  auto log_dir = m_log_root / ("request-" + std::to_string(request.id));
+  auto log_dir = request_log_dir(m_data_dir, request.id);
   (void)base::make_dirs(log_dir);
   lab::VisitRequest visit_request{request.commit, build->artifact_dir, build->kernel_release, (*job)->run,
                                   static_cast<int>(request.runs), log_dir, &m_stopping};

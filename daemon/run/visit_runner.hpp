@@ -19,12 +19,12 @@ enum class RequestOutcome { done, failed, requeued };
 
 class VisitRunner {
 public:
-  // Logs of request N go to `log_root`/request-N. `stopping` cancels builds and visits (their requests go back to
+  // Logs of request N go to request_log_dir(`data_dir`, N). `stopping` cancels builds and visits (their requests go back to
   // the queue); `wake` is called when the build is done (the tree's build slot is free for a prebuild).
   VisitRunner(storage::QueueStore& queue, storage::SampleStore& samples, JobCatalog& jobs, Builds& builds,
-              CostHistory& costs, std::filesystem::path log_root, const std::atomic<bool>& stopping, Wake wake)
+              CostHistory& costs, std::filesystem::path data_dir, const std::atomic<bool>& stopping, Wake wake)
     : m_queue(queue), m_samples(samples), m_jobs(jobs), m_builds(builds), m_costs(costs),
-      m_log_root(std::move(log_root)), m_stopping(stopping), m_wake(std::move(wake)) {}
+      m_data_dir(std::move(data_dir)), m_stopping(stopping), m_wake(std::move(wake)) {}
 
   // Executes `request` on `machine`. Never throws; failures are stored on the request, retried with backoff while
   // they may pass (retry_policy.hpp).
@@ -48,7 +48,7 @@ private:
   JobCatalog& m_jobs;
   Builds& m_builds;
   CostHistory& m_costs;
-  std::filesystem::path m_log_root;
+  std::filesystem::path m_data_dir;
   const std::atomic<bool>& m_stopping;
   Wake m_wake;
 };

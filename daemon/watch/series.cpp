@@ -109,7 +109,9 @@ Result<HeadSeries> SeriesReader::load(const std::string& tree, const Job& job, c
         points[i].id = series.commits[i];
       }
     }
+    // Which machine and boot measured each sample: the detector removes machine offsets and noisy boots.
     points[at->second].samples.push_back(sample.value);
+    points[at->second].origins.push_back(bisect::SampleOrigin{sample.machine, sample.boot_id});
   }
   return series;
 }

@@ -32,6 +32,7 @@ Status MemoryStore::add_tree(const TreeRow& tree, const JobRow& job) {
     return make_error(ErrorCode::conflict, "tree '" + tree.name + "' exists already");
   }
   (void)put_job(job);
+  m_removed.erase(tree.name);
   auto row = tree;
   row.id = static_cast<std::int64_t>(m_trees.size()) + 1;
   row.created_at = ++m_now;
@@ -59,6 +60,7 @@ Status MemoryStore::remove_tree(const std::string& name) {
     return make_error(ErrorCode::not_found, "tree '" + name + "' not found");
   }
   m_trees.erase(found);
+  m_removed.insert(name);
   for (auto& r : m_requests) {
     if (r.tree == name && r.state == RequestState::queued) {
       r.state = RequestState::failed;
@@ -76,6 +78,23 @@ Status MemoryStore::remove_tree(const std::string& name) {
       b.error = "tree removed";
     }
   }
+  return {};
+}
+
+Status MemoryStore::update_tree(const TreeRow& tree, const std::optional<JobRow>& job) {
+  std::lock_guard lock(m_mutex);
+  auto found = find_if(m_trees, [&](const auto& t) { return t.name == tree.name; });
+  if (found == m_trees.end()) {
+    return make_error(ErrorCode::not_found, "tree '" + tree.name + "' not found");
+  }
+  if (job) {
+    (void)put_job(*job);
+  }
+  found->job = tree.job;
+  found->notify = tree.notify;
+  found->mail_cc = tree.mail_cc;
+  found->is_private = tree.is_private;
+  found->poll_interval_s = tree.poll_interval_s;
   return {};
 }
 
@@ -150,7 +169,7 @@ Result<std::optional<RequestRow>> MemoryStore::claim_request(const std::string& 
   for (auto& r : m_requests) {
     bool claimable = r.state == RequestState::queued && r.machine_group == group &&
                      (r.pin_machine.empty() || r.pin_machine == machine) && r.retry_at <= base::unix_now() &&
-                     find_if(m_trees, [&](const auto& t) { return t.name == r.tree; }) != m_trees.end();
+                     !m_removed.contains(r.tree);
     if (claimable && (best == nullptr || r.attempts < best->attempts)) {
       best = &r;
     }
@@ -389,6 +408,17 @@ Status MemoryStore::record_build(const BuildRecord& build) {
   return {};
 }
 
+Result<std::optional<BuildRecord>> MemoryStore::last_build(const std::string& job, const std::string& commit,
+                                                           const std::string& variant) {
+  std::lock_guard lock(m_mutex);
+  for (auto b = m_builds.rbegin(); b != m_builds.rend(); ++b) {
+    if (b->job == job && b->commit == commit && b->variant == variant) {
+      return std::optional<BuildRecord>(*b);
+    }
+  }
+  return std::optional<BuildRecord>();
+}
+
 Result<std::int64_t> MemoryStore::add_detection(const DetectionRow& detection) {
   std::lock_guard lock(m_mutex);
   if (find_if(m_detections, [&](const auto& d) {
@@ -410,6 +440,17 @@ Result<std::optional<DetectionRow>> MemoryStore::detection(const std::string& tr
     return d.tree == tree && d.job == job && d.good == good && d.bad == bad;
   });
   return found == m_detections.end() ? std::optional<DetectionRow>() : std::optional<DetectionRow>(*found);
+}
+
+Result<std::vector<DetectionRow>> MemoryStore::detections(const std::string& tree) {
+  std::lock_guard lock(m_mutex);
+  std::vector<DetectionRow> out;
+  for (auto d = m_detections.rbegin(); d != m_detections.rend(); ++d) {
+    if (tree.empty() || d->tree == tree) {
+      out.push_back(*d);
+    }
+  }
+  return out;
 }
 
 Result<std::vector<DetectionRow>> MemoryStore::detections_in_state(DetectionState state) {
@@ -497,6 +538,76 @@ Status MemoryStore::add_prebuilt(std::int64_t bisection_id, const std::string& c
     b->prebuilt.insert(commit);
   }
   return {};
+}
+
+Status MemoryStore::cancel_bisection(std::int64_t bisection_id) {
+  std::lock_guard lock(m_mutex);
+  auto* b = find_bisection(bisection_id);
+  if (b == nullptr) {
+    return make_error(ErrorCode::not_found, "bisection " + std::to_string(bisection_id) + " not found");
+  }
+  if (b->state != BisectionState::running) {
+    return make_error(ErrorCode::conflict, "bisection is not running");
+  }
+  b->state = BisectionState::cancelled;
+  b->error = "cancelled by the operator";
+  for (auto& r : m_requests) {
+    if (r.bisection_id == bisection_id && r.state == RequestState::queued) {
+      r.state = RequestState::failed;
+      r.error_code = "cancelled";
+    }
+  }
+  return {};
+}
+
+Status MemoryStore::retry_bisection(std::int64_t bisection_id) {
+  std::lock_guard lock(m_mutex);
+  auto* b = find_bisection(bisection_id);
+  if (b == nullptr) {
+    return make_error(ErrorCode::not_found, "bisection " + std::to_string(bisection_id) + " not found");
+  }
+  if (b->state == BisectionState::running) {
+    return make_error(ErrorCode::conflict, "bisection is running already");
+  }
+  for (const auto& r : m_requests) {
+    if (r.bisection_id == bisection_id && r.state == RequestState::failed) {
+      for (auto& f : m_flags) {
+        if (f.job == r.job && f.commit == r.commit && f.variant == r.variant) {
+          f.flags.infra = 0;
+        }
+      }
+    }
+  }
+  b->state = BisectionState::running;
+  b->error.clear();
+  b->culprit.clear();
+  b->finished_at = 0;
+  return {};
+}
+
+Result<std::int64_t> MemoryStore::delete_bisection(std::int64_t bisection_id, bool purge) {
+  std::lock_guard lock(m_mutex);
+  auto* b = find_bisection(bisection_id);
+  if (b == nullptr) {
+    return make_error(ErrorCode::not_found, "bisection " + std::to_string(bisection_id) + " not found");
+  }
+  if (b->state == BisectionState::running) {
+    return make_error(ErrorCode::conflict, "bisection is running: cancel it first");
+  }
+  std::int64_t purged = 0;
+  std::set<std::int64_t> requests;
+  for (auto& r : m_requests) {
+    if (r.bisection_id == bisection_id) {
+      requests.insert(r.id);
+      r.bisection_id = 0;
+    }
+  }
+  if (purge) {
+    purged = std::erase_if(m_samples, [&](const auto& s) { return requests.contains(s.request_id); });
+  }
+  std::erase_if(m_events, [&](const auto& e) { return e.first == bisection_id; });
+  std::erase_if(m_bisections, [&](const auto& row) { return row.id == bisection_id; });
+  return purged;
 }
 
 Status MemoryStore::add_event(std::int64_t bisection_id, const std::string& message) {

@@ -10,6 +10,7 @@
 #include "storage/tree_store.hpp"
 
 #include <mutex>
+#include <set>
 #include <vector>
 
 namespace bisectd::test {
@@ -25,6 +26,7 @@ public:
   Result<std::vector<storage::TreeRow>> trees() override;
   Result<std::optional<storage::TreeRow>> tree(const std::string& name) override;
   Status remove_tree(const std::string& name) override;
+  Status update_tree(const storage::TreeRow& tree, const std::optional<storage::JobRow>& job) override;
   Status put_job(const storage::JobRow& job) override;
   Result<std::optional<storage::JobRow>> job(const std::string& name) override;
   Result<std::vector<storage::JobRow>> jobs() override;
@@ -71,11 +73,14 @@ public:
   Result<storage::CommitFlags> flags(const std::string& job, const std::string& commit,
                                      const std::string& variant = "") override;
   Status record_build(const storage::BuildRecord& build) override;
+  Result<std::optional<storage::BuildRecord>> last_build(const std::string& job, const std::string& commit,
+                                                const std::string& variant) override;
 
   Result<std::int64_t> add_detection(const storage::DetectionRow& detection) override;
   Result<std::optional<storage::DetectionRow>> detection(const std::string& tree, const std::string& job,
                                                          const std::string& good, const std::string& bad) override;
   Result<std::vector<storage::DetectionRow>> detections_in_state(storage::DetectionState state) override;
+  Result<std::vector<storage::DetectionRow>> detections(const std::string& tree = "") override;
   Status set_detection_state(std::int64_t id, storage::DetectionState state, std::int64_t bisection_id,
                              std::optional<double> change = std::nullopt) override;
 
@@ -86,6 +91,9 @@ public:
   Status update_bisection(const storage::BisectionRow& bisection) override;
   Status exclude_commit(std::int64_t bisection_id, const std::string& commit) override;
   Status add_prebuilt(std::int64_t bisection_id, const std::string& commit) override;
+  Status cancel_bisection(std::int64_t bisection_id) override;
+  Status retry_bisection(std::int64_t bisection_id) override;
+  Result<std::int64_t> delete_bisection(std::int64_t bisection_id, bool purge) override;
   Status add_event(std::int64_t bisection_id, const std::string& message) override;
   Result<std::vector<storage::EventRow>> events(std::int64_t bisection_id) override;
   Status finish_bisection(const storage::BisectionRow& bisection,
@@ -114,6 +122,7 @@ private:
 
   std::recursive_mutex m_mutex;
   std::vector<storage::TreeRow> m_trees;
+  std::set<std::string> m_removed;
   std::vector<storage::JobRow> m_jobs;
   std::vector<storage::HeadRow> m_heads;
   std::vector<storage::RequestRow> m_requests;

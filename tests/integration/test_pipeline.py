@@ -32,7 +32,8 @@ def test(env):
     job = write_job(os.path.join(env.dir, "job.yaml"))
     env.start_smtp()
     env.start_daemon()
-    env.ctl("tree", "add", "demo", repo, "--branch", "master", "--job", job, "--notify", "Watcher <watch@example.org>")
+    env.ctl("tree", "add", "demo", repo, "--branch", "master", "--job", job, "--notify", "Watcher <watch@example.org>",
+            "--public")  # the culprit's author is mailed too
     trees = env.ctl_json("tree", "list")
     check(trees["trees"][0]["name"] == "demo", f"tree list: {trees}")
 

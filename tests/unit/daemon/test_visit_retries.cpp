@@ -75,7 +75,7 @@ TEST_CASE("visit runner: a request that keeps failing is retried a bounded numbe
     daemon::run::CostHistory costs;
     daemon::run::Builds builds{trees, build_store, store, costs, {builder, builder}};
     std::atomic<bool> stopping{false};
-    daemon::run::VisitRunner runner{store, store, jobs, builds, costs, tmp.path() / "logs", stopping, nullptr};
+    daemon::run::VisitRunner runner{store, store, jobs, builds, costs, tmp.path(), stopping, nullptr};
     storage::TreeRow tree;
     tree.name = "demo";
     REQUIRE(store.add_tree(tree, storage::JobRow{"bench", "bench.yaml", "", 0}));

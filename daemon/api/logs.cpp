@@ -1,0 +1,92 @@
+// GET the logs of a request: its runs, its console, its build. Read in slices from an offset (a client follows a
+// running visit by asking again from next_offset), never whole into memory.
+#include "daemon/api/resources.hpp"
+
+#include "daemon/core/requests.hpp"
+
+#include <algorithm>
+#include <fstream>
+
+namespace bisectd::daemon::api {
+
+using nlohmann::json;
+
+namespace {
+
+constexpr std::size_t k_slice_bytes = 256 * 1024;
+
+// The files of one log kind, in name order.
+std::vector<std::filesystem::path> log_files(const std::filesystem::path& dir, bool console) {
+  std::vector<std::filesystem::path> files;
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator(dir, ec); !ec && it != std::filesystem::directory_iterator();
+       it.increment(ec)) {
+    bool is_console = it->path().filename().string().ends_with("-console.log");
+    if (it->is_regular_file() && is_console == console) {
+      files.push_back(it->path());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  return files;
+}
+
+// Up to k_slice_bytes of the files' concatenation from `offset`; each file is announced by a "==> name <==" line.
+json read_slice(const std::vector<std::filesystem::path>& files, std::uint64_t offset) {
+  std::string text;
+  std::uint64_t position = 0;
+  for (const auto& file : files) {
+    std::string header = "==> " + file.filename().string() + " <==\n";
+    std::error_code ec;
+    auto size = std::filesystem::file_size(file, ec);
+    auto part_size = header.size() + (ec ? 0 : size);
+    if (offset < position + part_size && text.size() < k_slice_bytes) {
+      std::string part = header;
+      std::ifstream in(file, std::ios::binary);
+      part.resize(header.size() + (ec ? 0 : size));
+      in.read(part.data() + header.size(), static_cast<std::streamsize>(part.size() - header.size()));
+      auto from = offset > position ? offset - position : 0;
+      text += part.substr(from, k_slice_bytes - text.size());
+    }
+    position += part_size;
+  }
+  return json{{"offset", offset}, {"next_offset", offset + text.size()}, {"text", text}};
+}
+
+} // namespace
+
+HttpResponse get_log(ApiContext& c, const Call& call) {
+  const auto& kind = call.params.at("kind");
+  auto id = std::stoll(call.params.at("id"));
+  auto request = c.queue.request(id);
+  if (!request || !*request) {
+    return error_response(404, "request " + std::to_string(id) + " not found");
+  }
+  std::vector<std::filesystem::path> files;
+  std::string where;
+  if (kind == "request" || kind == "console") {
+    auto dir = request_log_dir(c.data_dir, id);
+    files = log_files(dir, kind == "console");
+    where = dir.string();
+  } else if (kind == "build") {
+    auto build = c.samples.last_build((*request)->job, (*request)->commit, (*request)->variant);
+    if (build && *build && !(*build)->log_path.empty()) {
+      files.push_back((*build)->log_path);
+      where = (*build)->log_path;
+    }
+  } else {
+    return error_response(404, "no such log kind '" + kind + "' (known: request, build, console)");
+  }
+  std::uint64_t offset = 0;
+  try {
+    offset = std::stoull(call.query_or("offset", "0"));
+  } catch (const std::exception&) {
+    return error_response(400, "offset: must be a number of bytes");
+  }
+  auto out = read_slice(files, offset);
+  bool more = out["next_offset"].get<std::uint64_t>() > offset;
+  out["path"] = where;
+  out["complete"] = !(*request)->is_open() && !more;
+  return json_response(200, out);
+}
+
+} // namespace bisectd::daemon::api
