@@ -176,7 +176,7 @@ std::vector<double> open_targets(int k) {
 // a second run there costs run_s only and is decided after seeing the first, which is never worse than asking
 // for several up front (measured: 42.4 -> 37.3 mean runs and fewer machine-hours on the target row). Several
 // runs per pick when the data show boot-to-boot variance (boot-variance components hold >= half the weight:
-// several runs per fresh boot average the offset). With K > 1 machines the rounds are the clock (issue 3's K = 4
+// several runs per fresh boot average the offset). With K > 1 machines the rounds are the clock (the K = 4
 // target, rho_LB): a pick then gets at least runs_per_visit runs, so each of the K answers in a round is nearly
 // certain and a round approaches log2(K + 1) bits (measured on n1000_d2.17_gauss_k4, 100 trials: 8.7 rounds
 // with {1, 3} runs, 5.9 with {3, 5}, 5.0 with {5, 7} at 1.8x the runs).

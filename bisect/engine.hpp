@@ -2,7 +2,7 @@
 // The bisection engine's one entry point: samples in, next step out. Pure (std + base only), no logging, no
 // state between calls: the daemon stores samples and calls next_step() again after every completed run, so a
 // restart loses nothing. Two methods sit behind it: BCB (Bayesian change-point bisection, the default, see
-// docs/bisect-sim.md and shared/research/noisy-bisect.md) and classic (fixed runs per commit, LKP non-overlap
+// docs/bisect-sim.md) and classic (fixed runs per commit, LKP non-overlap
 // verdicts, midpoint of the remaining range), kept as a baseline and fallback.
 
 #include <cstddef>

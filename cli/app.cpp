@@ -11,12 +11,21 @@ void Registry::add(CLI::App* command, Handler handler) {
 }
 
 const std::pair<CLI::App*, Handler>* Registry::selected() const {
+  // A command may have subcommands of its own (`bisections` and `bisections rm`): the deepest parsed one wins.
+  auto depth = [](const CLI::App* app) {
+    int n = 0;
+    for (; app != nullptr; app = app->get_parent()) {
+      ++n;
+    }
+    return n;
+  };
+  const std::pair<CLI::App*, Handler>* chosen = nullptr;
   for (const auto& entry : m_commands) {
-    if (entry.first->parsed()) {
-      return &entry;
+    if (entry.first->parsed() && (chosen == nullptr || depth(entry.first) > depth(chosen->first))) {
+      chosen = &entry;
     }
   }
-  return nullptr;
+  return chosen;
 }
 
 std::string command_path(const CLI::App* command) {

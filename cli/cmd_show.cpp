@@ -108,6 +108,25 @@ void render_events(std::ostringstream& out, const nlohmann::json& b) {
   }
 }
 
+// Requests that failed, each with the command that shows why.
+void render_failures(std::ostringstream& out, const nlohmann::json& b) {
+  bool first = true;
+  for (const auto& r : b.value("requests", nlohmann::json::array())) {
+    if (field_text(r, "state") != "failed") {
+      continue;
+    }
+    if (first) {
+      out << "\nfailed requests:\n";
+      first = false;
+    }
+    std::string id = field_text(r, "id");
+    std::string error = field_text(r, "error");
+    bool build = error.find("build") != std::string::npos;
+    out << "  " << id << "  " << field_sha(r, "commit") << "  " << error << " (see `bisectctl logs "
+        << (build ? "build " : "request ") << id << "`)\n";
+  }
+}
+
 std::string stddev_text(const nlohmann::json& commit) {
   auto pct = field_number(commit, "stddev_pct");
   if (!pct) {
@@ -174,6 +193,7 @@ std::string render_bisection(const nlohmann::json& bisection, std::int64_t now) 
     out << "\ntested commits:\n" << render_tested(tested);
   }
   render_verification(out, bisection);
+  render_failures(out, bisection);
   render_events(out, bisection);
   return out.str();
 }

@@ -34,8 +34,8 @@ Status validate_tree_add(const TreeAddOptions& options) {
       return usage_error("--notify '" + address + "': not a mail address");
     }
   }
-  if (options.poll_interval_s && *options.poll_interval_s <= 0) {
-    return usage_error("--poll-interval: must be a positive number of seconds");
+  if (options.poll_interval) {
+    BISECTD_TRY(parse_duration_seconds(*options.poll_interval, "--poll-interval"));
   }
   return {};
 }
@@ -127,8 +127,8 @@ Result<nlohmann::json> tree_add_request(const TreeAddOptions& options) {
                          {"job_path", job_path.lexically_normal().string()},
                          {"notify", options.notify},
                          {"private", !options.is_public}};
-  if (options.poll_interval_s) {
-    body["poll_interval_s"] = *options.poll_interval_s;
+  if (options.poll_interval) {
+    BISECTD_TRY_ASSIGN(body["poll_interval_s"], parse_duration_seconds(*options.poll_interval, "--poll-interval"));
   }
   return body;
 }
@@ -160,7 +160,7 @@ void register_tree_commands(CLI::App& app, Context& context, Registry& registry)
   add->add_option("--job", add_options->job_file, "job file (YAML)")->required();
   add->add_option("--notify", add_options->notify, "mail address to notify (repeatable)")
     ->allow_extra_args(false);
-  add->add_option("--poll-interval", add_options->poll_interval_s, "seconds between fetches");
+  add->add_option("--poll-interval", add_options->poll_interval, "time between fetches: 60, 60s, 5m, 1h");
   add->add_flag("--public", add_options->is_public,
                 "mail reports to the culprit's author, trailer people and maintainers too (default: private, "
                 "the --notify list only)");

@@ -57,13 +57,21 @@ Result<double> parse_threshold(const std::string& text) {
   return *value;
 }
 
-Result<long long> parse_id(const std::string& text) {
+Result<long long> parse_id(const std::string& text, const std::string& what) {
   long long id = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), id);
   if (ec != std::errc() || end != text.data() + text.size() || id <= 0) {
-    return usage_error("bisection id '" + text + "': must be a positive integer");
+    return usage_error(what + " '" + text + "': must be a positive integer");
   }
   return id;
+}
+
+Result<std::int64_t> parse_duration_seconds(const std::string& text, const std::string& what) {
+  auto duration = base::parse_duration(text);
+  if (!duration || duration->count() < 1000) {
+    return usage_error(what + " '" + text + "': must be a positive duration such as 60s, 5m or 1h");
+  }
+  return std::chrono::duration_cast<std::chrono::seconds>(*duration).count();
 }
 
 } // namespace bisectd::cli

@@ -3,6 +3,7 @@
 
 #include "base/error.hpp"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,10 @@ Status validate_seconds(double seconds, const std::string& what);
 // "--threshold 2%" -> 0.02 (base::parse_percent); must lie in (0, 1).
 Result<double> parse_threshold(const std::string& text);
 
-// A bisection id as typed: digits only, > 0.
-Result<long long> parse_id(const std::string& text);
+// An id as typed: digits only, > 0. `what` names it in the error ("bisection id", "request id").
+Result<long long> parse_id(const std::string& text, const std::string& what = "bisection id");
+
+// "--poll-interval 5m" -> 300: a positive duration with a unit (60s, 5m, 1h) or bare seconds.
+Result<std::int64_t> parse_duration_seconds(const std::string& text, const std::string& what);
 
 } // namespace bisectd::cli

@@ -85,6 +85,7 @@ void Daemon::wire_rooms(const std::string& token) {
 Status Daemon::init(config::Config config) {
   m_config = std::move(config);
   m_started_at = base::unix_now();
+  BISECTD_TRY_ASSIGN(m_data_dir_lock, base::DirLock::acquire(m_config.data_dir));
   BISECTD_TRY_ASSIGN(m_store, storage::Store::open(m_config.data_dir / "bisectd.db"));
   BISECTD_TRY_ASSIGN(auto interrupted, m_store->requeue_interrupted(run::k_max_interrupted_attempts));
   if (interrupted.first > 0 || interrupted.second > 0) {

@@ -4,6 +4,7 @@
 // machines and deliver mail. Blocking work runs on worker pools (fetch, HTTP handlers, mail) and lab threads
 // (one per machine), and posts its results back.
 
+#include "base/dir_lock.hpp"
 #include "daemon/api/api.hpp"
 #include "daemon/api/http_server.hpp"
 #include "daemon/bisection/driver.hpp"
@@ -28,6 +29,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <set>
 
 namespace bisectd::daemon {
@@ -66,6 +68,7 @@ private:
   boost::asio::steady_timer m_timer;
   boost::asio::signal_set m_signals;
   config::Config m_config;
+  std::optional<base::DirLock> m_data_dir_lock; // held for the daemon's life: one daemon per data dir
   std::atomic<bool> m_stopping{false};
   std::int64_t m_started_at = 0;
 

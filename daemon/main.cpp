@@ -8,7 +8,9 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdlib>
+#include <sys/stat.h>
 #include <sys/utsname.h>
+#include <unistd.h>
 
 namespace {
 
@@ -106,6 +108,12 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   setup_logging(o.verbose, argc, argv);
+  // The data dir holds the API token, the database and build logs: files 0600, directories 0700.
+  ::umask(077);
+  if (::geteuid() == 0) {
+    spdlog::warn("running as root: the trees' builds and benchmarks run with root's rights (run bisectd as an "
+                 "unprivileged user)");
+  }
   try {
     auto config = build_config(o);
     if (!config) {

@@ -1,5 +1,5 @@
 #pragma once
-// The report mail of a finished bisection, LKP style (shared/research/lkp.md §5), from plain structs that the
+// The report mail of a finished bisection, in the layout of 0-Day's LKP reports, from plain structs that the
 // daemon fills from storage. Pure text generation: the same input always gives the same bytes.
 
 #include "report/mail.hpp"

@@ -55,12 +55,19 @@ bool head_resolves(git_repository* repo) {
   if (git_repository_head_unborn(repo) == 1) {
     return true;
   }
-  git_object* peeled = nullptr;
-  if (git_revparse_single(&peeled, repo, "HEAD^{tree}") != 0) {
+  // Looked up step by step: libgit2 1.5 leaks the reference when git_revparse_single("HEAD^{tree}") fails.
+  git_reference* head = nullptr;
+  if (git_repository_head(&head, repo) != 0) {
     return false;
   }
-  git_object_free(peeled);
-  return true;
+  const git_oid* id = git_reference_target(head);
+  git_commit* commit = nullptr;
+  git_tree* tree = nullptr;
+  bool resolves = id != nullptr && git_commit_lookup(&commit, repo, id) == 0 && git_commit_tree(&tree, commit) == 0;
+  git_tree_free(tree);
+  git_commit_free(commit);
+  git_reference_free(head);
+  return resolves;
 }
 
 } // namespace

@@ -42,7 +42,7 @@ Scenario make(std::string name, std::size_t n, double d, Noise noise, int trials
   return s;
 }
 
-// The full grid (issue 3 part 5) with `t` trials per cell; the quick grid keeps the target row large.
+// The full grid with `t` trials per cell; the quick grid keeps the target row large.
 std::vector<Scenario> scenarios(bool quick) {
   std::vector<Scenario> out;
   int t = quick ? 40 : 200;

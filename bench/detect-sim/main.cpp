@@ -32,7 +32,7 @@ namespace bisect = bisectd::bisect;
 
 namespace {
 
-// Kinds and TCPD whose issue-18 targets `--check` gates (docs/detect-sim.md lists the misses and why).
+// Kinds and TCPD whose targets `--check` gates (docs/detect-sim.md lists the misses and why).
 // Not gated (targets missed, see the doc): bimodal, single_value, variance_step (F1 a little below binseg/PELT),
 // drift and ramp (0.7-1.3 false alarms per 1000 commits), seasonal (far off).
 const std::set<std::string> k_gated_kinds = {"gaussian", "outliers", "heavy_tails", "noisy_boots", "machine_swap",
@@ -301,7 +301,7 @@ bool check_kind(const std::string& kind, const std::map<std::string, bench::Scor
   return ok;
 }
 
-// The targets of issue 18 on the gated kinds, and on TCPD when it was run; prints each failure to stderr.
+// The detection targets on the gated kinds, and on TCPD when it was run; prints each failure to stderr.
 bool check_targets(const Results& r, bool gate_tcpd) {
   bool ok = true;
   for (const auto& [kind, by_method] : r.scores) {

@@ -56,9 +56,9 @@ Status load_chain(TreeRepos& repos, const storage::BisectionRow& b, std::vector<
 }
 
 // Samples, skip and pending state of each chain commit; the culprit's index.
-std::optional<std::size_t> fill_chain(ApiContext& c, const storage::BisectionRow& b, std::vector<CommitView>& chain) {
+std::optional<std::size_t> fill_chain(ApiContext& c, const storage::BisectionRow& b,
+                                      const std::vector<storage::RequestRow>& requests, std::vector<CommitView>& chain) {
   std::optional<std::size_t> culprit_index;
-  auto requests = c.queue.requests_for_bisection(b.id).value_or(std::vector<storage::RequestRow>{});
   for (std::size_t i = 0; i < chain.size(); ++i) {
     auto& view = chain[i];
     for (const auto& s : c.samples.metric_samples(b.job, {view.sha}, b.metric).value_or(std::vector<storage::MetricSample>{})) {
@@ -76,6 +76,22 @@ std::optional<std::size_t> fill_chain(ApiContext& c, const storage::BisectionRow
   return culprit_index;
 }
 
+// The bisection's requests, so that each can be looked into (`bisectctl logs KIND ID`).
+json requests_json(const std::vector<storage::RequestRow>& requests) {
+  json out = json::array();
+  for (const auto& r : requests) {
+    out.push_back({{"id", r.id},
+                   {"commit", r.commit},
+                   {"purpose", to_string(r.purpose)},
+                   {"variant", r.variant},
+                   {"state", to_string(r.state)},
+                   {"machine", null_if_empty(r.machine)},
+                   {"attempts", r.attempts},
+                   {"error", null_if_empty(r.error)}});
+  }
+  return out;
+}
+
 } // namespace
 
 HttpResponse get_bisection(ApiContext& c, const Call& call) {
@@ -89,7 +105,8 @@ HttpResponse get_bisection(ApiContext& c, const Call& call) {
   std::string culprit_subject;
   auto loaded = load_chain(c.repos, b, chain, culprit_subject);
   auto out = bisection_summary(b, culprit_subject);
-  auto culprit_index = loaded ? fill_chain(c, b, chain) : std::nullopt;
+  auto requests = c.queue.requests_for_bisection(b.id).value_or(std::vector<storage::RequestRow>{});
+  auto culprit_index = loaded ? fill_chain(c, b, requests, chain) : std::nullopt;
   json tested = json::array();
   for (std::size_t i = 0; i < chain.size(); ++i) {
     if (!chain[i].samples.empty() || chain[i].skipped || chain[i].pending) {
@@ -109,6 +126,7 @@ HttpResponse get_bisection(ApiContext& c, const Call& call) {
   out["trace"] = result.value("trace", json::array());
   out["chain_length"] = chain.size();
   out["tested"] = tested;
+  out["requests"] = requests_json(requests);
   out["error"] = b.error.empty() ? json(nullptr) : json(b.error);
   if (!loaded) {
     out["error"] = loaded.error().message;

@@ -40,12 +40,18 @@ json read_slice(const std::vector<std::filesystem::path>& files, std::uint64_t o
     auto size = std::filesystem::file_size(file, ec);
     auto part_size = header.size() + (ec ? 0 : size);
     if (offset < position + part_size && text.size() < k_slice_bytes) {
-      std::string part = header;
-      std::ifstream in(file, std::ios::binary);
-      part.resize(header.size() + (ec ? 0 : size));
-      in.read(part.data() + header.size(), static_cast<std::streamsize>(part.size() - header.size()));
       auto from = offset > position ? offset - position : 0;
-      text += part.substr(from, k_slice_bytes - text.size());
+      if (from < header.size()) {
+        text += header.substr(from);
+        from = header.size();
+      }
+      auto wanted = std::min<std::uint64_t>(part_size - from, k_slice_bytes - std::min(text.size(), k_slice_bytes));
+      std::ifstream in(file, std::ios::binary);
+      in.seekg(static_cast<std::streamoff>(from - header.size()));
+      std::string part(wanted, '\0');
+      in.read(part.data(), static_cast<std::streamsize>(wanted));
+      part.resize(static_cast<std::size_t>(std::max<std::streamsize>(in.gcount(), 0)));
+      text += part;
     }
     position += part_size;
   }
@@ -68,7 +74,12 @@ HttpResponse get_log(ApiContext& c, const Call& call) {
     files = log_files(dir, kind == "console");
     where = dir.string();
   } else if (kind == "build") {
-    auto build = c.samples.last_build((*request)->job, (*request)->commit, (*request)->variant);
+    const auto& r = **request;
+    auto build = c.samples.last_build(r.job, r.commit, r.variant);
+    if (build && !*build && !r.variant.empty()) {
+      // A variant that only labels its samples (the bad head measured beside its revert) uses the plain build.
+      build = c.samples.last_build(r.job, r.commit, "");
+    }
     if (build && *build && !(*build)->log_path.empty()) {
       files.push_back((*build)->log_path);
       where = (*build)->log_path;

@@ -23,6 +23,8 @@ json tree_json(const storage::TreeRow& tree, storage::TreeStore& store) {
               {"branches", tree.branches},
               {"job", tree.job},
               {"notify", tree.notify},
+              {"mail_cc", tree.mail_cc},
+              {"private", tree.is_private},
               {"poll_interval_s", tree.poll_interval_s},
               {"created_at", iso_or_null(tree.created_at)},
               {"heads", heads}};

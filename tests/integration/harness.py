@@ -129,6 +129,14 @@ class Env:
             print(f"test dir kept: {self.dir}\n--- bisectd log tail ---\n{self.log_tail(60)}")
 
 
+def one_line_error(r, *needles):
+    """bisectctl's stderr is one "bisectctl: error:" line mentioning every needle."""
+    err = r.stderr.strip()
+    check(err.count("\n") == 0 and err.startswith("bisectctl: error:"), f"not a one-line error: {err!r}")
+    for n in needles:
+        check(n in err, f"error {err!r} does not mention {n!r}")
+
+
 def wait_for(predicate, timeout, message, interval=0.2):
     deadline = time.time() + timeout
     while time.time() < deadline:

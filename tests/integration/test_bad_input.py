@@ -7,7 +7,7 @@ import urllib.error
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import check, make_repo, run, write_job  # noqa: E402
+from harness import check, make_repo, one_line_error, run, write_job  # noqa: E402
 
 
 def post(env, path, body, token=True):
@@ -21,13 +21,6 @@ def post(env, path, body, token=True):
             return r.status, json.loads(r.read())
     except urllib.error.HTTPError as e:
         return e.code, json.loads(e.read())
-
-
-def one_line_error(r, *needles):
-    err = r.stderr.strip()
-    check(err.count("\n") == 0 and err.startswith("bisectctl: error:"), f"not a one-line error: {err!r}")
-    for n in needles:
-        check(n in err, f"error {err!r} does not mention {n!r}")
 
 
 def test(env):

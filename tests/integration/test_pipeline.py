@@ -53,7 +53,7 @@ def test(env):
     check(show["state"] == "found", f"state: {show['state']}")
     check(show["culprit"] == shas["culprit"], f"culprit {show['culprit']} != planted {shas['culprit']}")
     check(show["runs"] > 0 and show["builds"] > 0, f"runs/builds: {show}")
-    # Most commits only add notes: their bench binary equals a neighbour's, so they share its samples (issue 3.7).
+    # Most commits only add notes: their bench binary equals a neighbour's, so they share its samples.
     events = [e["message"] for e in show.get("events", [])]
     identical = [e for e in events if "builds identical to" in e]
     print("pipeline: " + ("\n  ".join(identical) or "no identical builds"))

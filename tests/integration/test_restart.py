@@ -24,7 +24,7 @@ def test(env):
     job = write_job(os.path.join(env.dir, "job.yaml"))
     env.start_smtp()
     env.start_daemon()
-    env.ctl("tree", "add", "demo", repo, "--branch", "master", "--job", job)
+    env.ctl("tree", "add", "demo", repo, "--branch", "master", "--job", job, "--public")  # the author is mailed
     bid = env.ctl("bisect", "start", "--tree", "demo", "--good", shas["base"], "--bad", shas["head"]).stdout.strip()
     check(bid.isdigit(), f"bisect start printed {bid!r}")
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Culprit verification before mailing (issue 6), on the userspace pipeline with the real daemon.
+"""Culprit verification before mailing, on the userspace pipeline with the real daemon.
 
 (a) layout: the culprit only moves the hot loop; its effect disappears when both builds get the job's
     `verify.layout_env` (EXTRA_CFLAGS=-DFORCE_ALIGN, the alignment option's role). The bisection finds it,

@@ -2,12 +2,7 @@
 
 #include "base/fs.hpp"
 #include "base/strings.hpp"
-#include "cli/cmd_bisect.hpp"
-#include "cli/cmd_info.hpp"
-#include "cli/cmd_offline.hpp"
-#include "cli/cmd_show.hpp"
-#include "cli/cmd_tree.hpp"
-#include "cli/cmd_wait.hpp"
+#include "cli/commands.hpp"
 
 #include <signal.h>
 #include <spawn.h>
@@ -25,15 +20,11 @@ extern char** environ;
 namespace bisectd::cli::test {
 
 RunResult run_cli(const std::vector<std::string>& args, bool err_is_tty) {
-  // Same groups as cli/main.cpp's dispatch table.
-  static constexpr std::array<Registrar, 7> k_groups = {
-    register_tree_commands, register_bisect_commands,  register_show_commands, register_wait_command,
-    register_info_commands, register_midpoint_command, register_detect_command};
   std::ostringstream out;
   std::ostringstream err;
   std::vector<std::string> argv = {"bisectctl"};
   argv.insert(argv.end(), args.begin(), args.end());
-  int code = run_app(argv, k_groups, Io{out, err, err_is_tty});
+  int code = run_app(argv, command_groups(), Io{out, err, err_is_tty});
   return {code, out.str(), err.str()};
 }
 

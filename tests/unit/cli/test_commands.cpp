@@ -201,3 +201,83 @@ TEST_CASE("bisectctl names a bad token file", "[cli][commands]") {
   CHECK(empty.code == 1);
   CHECK(empty.err == "bisectctl: error: token file " + (dir / "empty").string() + ": is empty\n");
 }
+
+TEST_CASE("bisectctl bisect cancel|retry and bisections rm post to the bisection", "[cli][commands]") {
+  FakeServer& server = shared_server();
+  const std::vector<std::string> global = {"--server", server.url(), "--token-file", token_file().string()};
+  auto with = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), global.begin(), global.end());
+    return run_cli(args);
+  };
+  auto cancel = with({"bisect", "cancel", "4"});
+  CHECK(cancel.code == 0);
+  CHECK(cancel.out == "cancelled bisection 4\n");
+  CHECK(server.requests().back()["path"] == "/api/v1/bisections/4/cancel");
+  CHECK(server.requests().back()["method"] == "POST");
+
+  auto retry = with({"bisect", "retry", "4"});
+  CHECK(retry.out == "retrying bisection 4\n");
+  CHECK(server.requests().back()["path"] == "/api/v1/bisections/4/retry");
+
+  auto rm = with({"bisections", "rm", "4", "--purge"});
+  CHECK(rm.code == 0);
+  CHECK(server.requests().back()["method"] == "DELETE");
+  CHECK(server.requests().back()["query"] == "purge=1");
+
+  auto bad = with({"bisect", "cancel", "four"});
+  CHECK(bad.code == 2);
+  CHECK(bad.err == "bisectctl: error: bisection id 'four': must be a positive integer\n");
+}
+
+TEST_CASE("bisectctl tree show and tree set", "[cli][commands]") {
+  FakeServer& server = shared_server();
+  auto show = run_cli({"--server", server.url(), "tree", "show", "demo"});
+  CHECK(show.code == 0);
+  CHECK(show.out.find("notify:   a@example.org, b@example.org\n") != std::string::npos);
+  CHECK(show.out.find("heads:    master 0123456789\n") != std::string::npos);
+  CHECK(show.out.find("poll:     5m\n") != std::string::npos);
+  CHECK(show.out.find("mail:     private (notify list only)\n") != std::string::npos);
+
+  auto set = run_cli({"--server", server.url(), "--token-file", token_file().string(), "tree", "set", "demo",
+                      "--no-notify", "--public", "--poll-interval", "5m"});
+  CHECK(set.code == 0);
+  auto body = server.requests().back()["body"];
+  CHECK(body == nlohmann::json{{"notify", nlohmann::json::array()}, {"private", false}, {"poll_interval_s", 300}});
+  CHECK(set.out.find("mail:     public\n") != std::string::npos);
+
+  auto nothing = run_cli({"--server", server.url(), "--token-file", token_file().string(), "tree", "set", "demo"});
+  CHECK(nothing.code != 0);
+  CHECK(nothing.err.find("nothing to change") != std::string::npos);
+
+  auto bad = run_cli({"--server", server.url(), "--token-file", token_file().string(), "tree", "set", "demo",
+                      "--poll-interval", "soon"});
+  CHECK(bad.code == 2);
+  CHECK(bad.err == "bisectctl: error: --poll-interval 'soon': must be a positive duration such as 60s, 5m or 1h\n");
+}
+
+TEST_CASE("bisectctl detections lists the watcher's decisions", "[cli][commands]") {
+  FakeServer& server = shared_server();
+  auto result = run_cli({"--server", server.url(), "detections", "--tree", "demo"});
+  CHECK(result.code == 0);
+  CHECK(result.out.find("0123456789..89abcdef01  not confirmed -11.1% (p=0.589): no bisection") !=
+        std::string::npos);
+  CHECK(result.out.find("confirmed -15.2% (p=0.0001): bisection 3") != std::string::npos);
+  CHECK(server.requests().back()["query"] == "tree=demo");
+}
+
+TEST_CASE("bisectctl logs --follow reads on from next_offset until the request ends", "[cli][commands]") {
+  FakeServer& server = shared_server();
+  auto result = run_cli({"--server", server.url(), "logs", "console", "12", "--follow"});
+  CHECK(result.code == 0);
+  CHECK(result.out == "Linux version\nlogin ok.\n");
+  auto requests = server.requests();
+  CHECK(requests.back()["query"] == "offset=24");
+
+  auto empty = run_cli({"--server", server.url(), "logs", "build", "12"});
+  CHECK(empty.code == 0);
+  CHECK(empty.out.empty());
+  CHECK(empty.err.find("no build log yet for request 12") != std::string::npos);
+
+  auto kind = run_cli({"--server", server.url(), "logs", "kernel", "12"});
+  CHECK(kind.code == 2);
+}

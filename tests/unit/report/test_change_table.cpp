@@ -5,7 +5,7 @@
 using namespace bisectd::report;
 
 TEST_CASE("report::format_change_row reproduces LKP's published rows", "[report][table]") {
-  // Rows from the LKP report skeleton (shared/research/lkp.md §5).
+  // Rows from the LKP report skeleton (0-Day's LKP report layout).
   CHECK(format_change_row({"aim7.jobs-per-min", {616938, 616938, 616938}, {593885, 593885, 593885}}) ==
         "    616938            -3.7%     593885        aim7.jobs-per-min");
   CHECK(format_change_row({"aim7.time.system_time", {2310, 2310}, {2455, 2455}}) ==

@@ -1,0 +1,28 @@
+#pragma once
+// An exclusive lock on a directory, held as long as the object lives: two daemons on one data dir would both
+// claim requests and both deliver the outbox, so the second one refuses to start.
+
+#include "base/error.hpp"
+
+#include <filesystem>
+
+namespace bisectd::base {
+
+class DirLock {
+public:
+  // Locks `dir`/`name` (flock, non-blocking) and writes this process's pid into it. Error (conflict) when another
+  // process holds it, naming that process's pid.
+  static Result<DirLock> acquire(const std::filesystem::path& dir, const std::string& name = "bisectd.lock");
+
+  DirLock(DirLock&& other) noexcept : m_fd(other.m_fd) { other.m_fd = -1; }
+  DirLock& operator=(DirLock&& other) noexcept;
+  DirLock(const DirLock&) = delete;
+  DirLock& operator=(const DirLock&) = delete;
+  ~DirLock();
+
+private:
+  explicit DirLock(int fd) : m_fd(fd) {}
+  int m_fd = -1;
+};
+
+} // namespace bisectd::base
