@@ -303,6 +303,10 @@ void SshMachine::return_to_default(const BoxState& test_boot, const VisitRequest
 void SshMachine::run_all(Visit& visit, const std::string& cwd, const BoxState& boot) {
   const auto& request = visit.request;
   auto line = remote_run_command(request.run.command, request.run.env, cwd);
+  if (!line) {
+    visit.fail(VisitOutcome::infra, line.error().message);
+    return;
+  }
   for (int i = 0; i < request.runs; ++i) {
     if (cancelled(request)) {
       visit.fail(VisitOutcome::infra, "cancelled after " + std::to_string(i) + " of " +
@@ -330,6 +334,10 @@ void SshMachine::run_all(Visit& visit, const std::string& cwd, const BoxState& b
         visit.lost("the box rebooted during run " + std::to_string(i));
         return;
       }
+    }
+    // The benchmark's stderr (and ssh's) follows its stdout in the run log, as `local` merges them.
+    if (!status->err.empty()) {
+      (void)base::append_file(run.log_path, status->err);
     }
     auto output = base::read_file(run.log_path).value_or("");
     run.metrics = parse_metrics(output, request.run.format);
