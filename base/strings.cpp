@@ -1,6 +1,7 @@
 #include "base/strings.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cmath>
 #include <cstdio>
@@ -90,8 +91,13 @@ std::string short_sha(std::string_view sha, std::size_t n) { return std::string(
 
 std::string shell_quote(std::string_view arg) {
   static constexpr std::string_view k_safe =
-    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./=:,+@%";
-  if (!arg.empty() && arg.find_first_not_of(k_safe) == std::string_view::npos) {
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:,+@%";
+  // Reserved words are only recognised bare, in command position: quoted, they are plain words.
+  static constexpr std::array<std::string_view, 19> k_reserved{
+    "case", "do", "done", "elif", "else", "esac", "fi", "for", "function", "if", "in", "select", "then", "time",
+    "until", "while", "[[", "]]", "coproc"};
+  bool reserved = std::find(k_reserved.begin(), k_reserved.end(), arg) != k_reserved.end();
+  if (!arg.empty() && !reserved && arg.find_first_not_of(k_safe) == std::string_view::npos) {
     return std::string(arg);
   }
   std::string out = "'";

@@ -27,7 +27,9 @@ std::string short_sha(std::string_view sha, std::size_t n = 10);
 // A relative change as a signed percentage with one decimal: 0.0123 -> "+1.2%", -0.5 -> "-50.0%"; NaN -> "n/a".
 std::string signed_percent(double fraction);
 
-// Quotes `arg` for a POSIX shell: 'it'\''s' style. Used only for argv sent to ssh.
+// Quotes `arg` for a POSIX shell: 'it'\''s' style; the one quoting function for anything sent to a remote shell
+// (lab/ssh_remote.hpp joins argv with it). Left bare only when made of [A-Za-z0-9_./:,+@%-] (no '=', so a bare
+// word is never read as an assignment). A NUL cannot pass through a shell: callers reject it.
 std::string shell_quote(std::string_view arg);
 
 // Renders an argv for logs: each element shell-quoted when needed.

@@ -117,7 +117,14 @@ std::string render_status(const nlohmann::json& status) {
     "bisections: " +
     counts_line(status.value("bisections", nlohmann::json()), {"running", "found", "not_found", "failed"}) +
     "\n";
-  return out + "\n" + render_machines(status.value("machines", nlohmann::json::array()));
+  out += "\n" + render_machines(status.value("machines", nlohmann::json::array()));
+  for (const auto& m : status.value("machines", nlohmann::json::array())) {
+    if (field_text(m, "state") == "quarantined") {
+      out += "quarantined: " + field_text(m, "name") + ": " + field_text(m, "quarantine_reason") +
+             " (bisectctl machine release " + field_text(m, "name") + ")\n";
+    }
+  }
+  return out;
 }
 
 std::string render_results(const nlohmann::json& results) {
@@ -187,6 +194,23 @@ void register_info_commands(CLI::App& app, Context& context, Registry& registry)
     return get_and_print(context, "/api/v1/machines", machines_options->json, [](const nlohmann::json& r) {
       return render_machines(r.value("machines", nlohmann::json::array()));
     });
+  });
+
+  // `machine release NAME`: a quarantined machine gets visits again.
+  auto machine = app.add_subcommand("machine", "act on a lab machine");
+  machine->require_subcommand(1);
+  auto release_name = std::make_shared<std::string>();
+  auto release = machine->add_subcommand("release", "return a quarantined machine to service");
+  release->add_option("NAME", *release_name, "machine name (as in the lab file)")->required();
+  registry.add(release, [&context, release_name]() -> Status {
+    if (release_name->empty() || release_name->find_first_of("/?#% \n") != std::string::npos) {
+      return make_error(ErrorCode::invalid_input, "NAME: '" + *release_name + "' is not a machine name");
+    }
+    BISECTD_TRY_ASSIGN(HttpClient client, context.writer());
+    BISECTD_TRY_ASSIGN(nlohmann::json reply,
+                       client.post_json("/api/v1/machines/" + *release_name + "/release", nlohmann::json::object()));
+    context.out() << "machine " << field_text(reply, "machine") << " released\n";
+    return {};
   });
 
   auto results_options = add_json_command(app, "results", "stored samples of a commit", command);

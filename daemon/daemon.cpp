@@ -43,6 +43,9 @@ Status Daemon::open_lab() {
     machines.push_back(std::move(machine));
   }
   m_machines = std::make_unique<run::MachineSlots>(std::move(machines));
+  m_quarantine = std::make_unique<run::Quarantine>(m_store.get());
+  BISECTD_TRY(m_quarantine->load());
+  m_machines->set_quarantine(m_quarantine.get());
   return {};
 }
 
@@ -56,6 +59,7 @@ void Daemon::wire_rooms(const std::string& token) {
   Wake wake = [this] { this->wake(); };
   m_visits = std::make_unique<run::VisitRunner>(store, store, *m_jobs, *m_builds, m_costs,
                                                 m_config.data_dir, m_stopping, wake);
+  m_visits->set_quarantine(m_quarantine.get());
   m_series = std::make_unique<watch::SeriesReader>(*m_repos, store, store);
   m_priors = std::make_unique<bisection::Priors>(*m_series, store, m_costs, *m_builds, *m_repos);
   m_equivalence = std::make_unique<bisection::BuildEquivalence>(*m_build_store, store);
@@ -75,10 +79,20 @@ void Daemon::wire_rooms(const std::string& token) {
                                                m_config.poll_interval);
   m_outbox = std::make_unique<mail::Outbox>(store, m_config.mail);
   m_outbox->recover_interrupted();
-  m_api = std::make_unique<api::Api>(api::ApiContext{store, store, store, store, store, *m_repos, *m_jobs, *m_machines,
-                                                     *m_bisections, wake, m_config.configs_dir, m_config.poll_interval,
-                                                     m_config.data_dir, m_started_at},
-                                     token);
+  api::ApiContext api_context{store, store, store, store, store, *m_repos, *m_jobs, *m_machines,
+                              *m_bisections, wake, m_config.configs_dir, m_config.poll_interval,
+                              m_config.data_dir, m_started_at};
+  api_context.release_machine = [this, wake](const std::string& name) -> Result<bool> {
+    if (m_machines->slot_of(name) < 0) {
+      return make_error(ErrorCode::not_found, "no machine named '" + name + "'");
+    }
+    auto released = m_quarantine->release(name);
+    if (released && *released) {
+      wake();
+    }
+    return released;
+  };
+  m_api = std::make_unique<api::Api>(std::move(api_context), token);
   m_http = std::make_unique<api::HttpServer>(m_io, m_pool, *m_api);
 }
 
@@ -209,7 +223,7 @@ void Daemon::advance_bisections() { m_bisections->advance_all(); }
 
 void Daemon::dispatch() {
   for (std::size_t i = 0; i < m_machines->size(); ++i) {
-    if (m_machines->busy(i)) {
+    if (m_machines->busy(i) || m_machines->quarantined(i)) {
       continue;
     }
     const auto& spec = m_machines->machine(i).spec();

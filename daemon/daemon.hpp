@@ -81,6 +81,7 @@ private:
   std::unique_ptr<kbuild::KernelBuilder> m_kernel_builder;
   run::CostHistory m_costs;
   std::unique_ptr<run::Builds> m_builds;
+  std::unique_ptr<run::Quarantine> m_quarantine;
   std::unique_ptr<run::MachineSlots> m_machines;
   std::unique_ptr<run::VisitRunner> m_visits;
   std::unique_ptr<watch::SeriesReader> m_series;

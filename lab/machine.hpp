@@ -88,6 +88,9 @@ public:
   // What the machine is ("88 threads 2 sockets Intel(R) Xeon(R) ... with 128G memory"): the lab file's
   // description, else what the backend can find out (an ssh box reads it once). Empty when unknown.
   [[nodiscard]] virtual std::string describe() { return spec().description; }
+  // Consecutive infra visits after which the daemon quarantines this machine (no visits until released);
+  // 0: never (the default; an ssh box reads settings.quarantine_after).
+  [[nodiscard]] virtual int quarantine_after() const { return 0; }
 };
 
 // Creates the backend named by `spec.backend`; error for an unknown backend or bad settings.

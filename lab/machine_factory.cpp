@@ -4,6 +4,7 @@
 
 #include "lab/local_machine.hpp"
 #include "lab/qemu_machine.hpp"
+#include "lab/ssh_machine.hpp"
 
 #include <array>
 
@@ -21,6 +22,7 @@ struct Backend {
 constexpr std::array k_backends{
   Backend{"local", &LocalMachine::create},
   Backend{"qemu", &QemuMachine::create},
+  Backend{"ssh", &SshMachine::create},
 };
 
 std::string known_backends() {

@@ -107,6 +107,12 @@ UPDATE bisections SET result = json_remove(result, '$.merge', '$.verification', 
 R"sql(
 ALTER TABLE requests ADD COLUMN retry_at INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX requests_claim ON requests(state, machine_group, attempts, id);
+)sql",
+// 4: lab machines' health: consecutive infra failures and quarantine (ssh boxes).
+R"sql(
+CREATE TABLE machine_state (
+  name TEXT PRIMARY KEY, consecutive_infra INTEGER NOT NULL DEFAULT 0, quarantined INTEGER NOT NULL DEFAULT 0,
+  reason TEXT NOT NULL DEFAULT '', updated_at INTEGER NOT NULL DEFAULT 0);
 )sql"};
 
 Result<int> current_version(Connection& connection) {

@@ -5,6 +5,7 @@
 #include "base/error.hpp"
 #include "storage/bisection_store.hpp"
 #include "storage/detection_store.hpp"
+#include "storage/machine_store.hpp"
 #include "storage/outbox_store.hpp"
 #include "storage/queue_store.hpp"
 #include "storage/sample_store.hpp"
@@ -22,7 +23,8 @@ class Store final : public TreeStore,
                     public SampleStore,
                     public DetectionStore,
                     public BisectionStore,
-                    public OutboxStore {
+                    public OutboxStore,
+                    public MachineStore {
 public:
   // Opens or creates DATA_DIR/bisectd.db and migrates it.
   static Result<std::unique_ptr<Store>> open(const std::filesystem::path& file);
@@ -111,6 +113,9 @@ public:
   Status mark_mail_sent(std::int64_t outbox_id) override;
   Status mark_mail_failed(std::int64_t outbox_id, const std::string& error, std::int64_t next_attempt_at,
                           bool give_up) override;
+
+  Result<std::vector<MachineStateRow>> machine_states() override;
+  Status put_machine_state(const MachineStateRow& state) override;
 
 private:
   explicit Store(std::unique_ptr<Connection> connection);

@@ -10,9 +10,10 @@ namespace bisectd::daemon::api {
 
 namespace {
 
-constexpr std::array<Route<ApiContext>, 20> k_routes{{
+constexpr std::array<Route<ApiContext>, 21> k_routes{{
   {"GET", "/api/v1/status", &get_status},
   {"GET", "/api/v1/machines", &get_machines},
+  {"POST", "/api/v1/machines/{name}/release", &post_machine_release},
   {"GET", "/api/v1/jobs", &get_jobs},
   {"GET", "/api/v1/trees", &get_trees},
   {"POST", "/api/v1/trees", &post_tree},

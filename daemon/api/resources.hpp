@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 
@@ -38,11 +39,14 @@ struct ApiContext {
   std::filesystem::path data_dir;       // shown by status
   std::int64_t started_at = 0;          // unix time, for status' uptime
   std::shared_ptr<std::mutex> tree_changes = std::make_shared<std::mutex>(); // serialises tree adds
+  // Returns a quarantined machine to service: false when it was not quarantined, not_found for no such machine.
+  std::function<Result<bool>(const std::string& name)> release_machine;
 };
 
 // status.cpp
 HttpResponse get_status(ApiContext& c, const Call& call);
 HttpResponse get_machines(ApiContext& c, const Call& call);
+HttpResponse post_machine_release(ApiContext& c, const Call& call);
 HttpResponse get_jobs(ApiContext& c, const Call& call);
 // trees.cpp
 HttpResponse get_trees(ApiContext& c, const Call& call);

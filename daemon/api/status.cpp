@@ -17,8 +17,9 @@ json machines_json(const LabView& lab) {
                    {"group", m.group},
                    {"backend", m.backend},
                    {"description", m.description},
-                   {"state", m.busy ? "busy" : "idle"},
-                   {"current", null_if_empty(m.current)}});
+                   {"state", m.quarantined ? "quarantined" : m.busy ? "busy" : "idle"},
+                   {"current", null_if_empty(m.current)},
+                   {"quarantine_reason", null_if_empty(m.quarantine_reason)}});
   }
   return out;
 }
@@ -26,6 +27,21 @@ json machines_json(const LabView& lab) {
 } // namespace
 
 HttpResponse get_machines(ApiContext& c, const Call&) { return json_response(200, {{"machines", machines_json(c.lab)}}); }
+
+HttpResponse post_machine_release(ApiContext& c, const Call& call) {
+  const auto& name = call.params.at("name");
+  if (!c.release_machine) {
+    return error_response(404, "no machine named '" + name + "'");
+  }
+  auto released = c.release_machine(name);
+  if (!released) {
+    return error_response(released.error());
+  }
+  if (!*released) {
+    return error_response(409, "machine " + name + " is not quarantined");
+  }
+  return json_response(200, {{"machine", name}, {"state", "idle"}});
+}
 
 HttpResponse get_status(ApiContext& c, const Call&) {
   json queue = {{"queued", 0}, {"building", 0}, {"running", 0}, {"done", 0}, {"failed", 0}};

@@ -12,7 +12,7 @@ int LabView::machines_in(const std::string& group) const {
 
 std::string LabView::first_in(const std::string& group) const {
   for (const auto& m : machines()) {
-    if (m.group == group) {
+    if (m.group == group && !m.quarantined) {
       return m.name;
     }
   }

@@ -11,6 +11,8 @@ struct MachineInfo {
   std::string name, group, backend, description;
   bool busy = false;
   std::string current; // commit being built or run; empty when idle
+  bool quarantined = false;      // no visits until released (daemon/run/quarantine.hpp)
+  std::string quarantine_reason;
 };
 
 class LabView {
@@ -21,7 +23,7 @@ public:
 
   // How many machines `group` has.
   [[nodiscard]] int machines_in(const std::string& group) const;
-  // The first machine of `group` (where interleaved confirmations are pinned), empty when it has none.
+  // The first machine of `group` not in quarantine (where interleaved confirmations are pinned), empty when none.
   [[nodiscard]] std::string first_in(const std::string& group) const;
   // What the reports say the group's machines are: the first machine's description, else its name, else the group.
   [[nodiscard]] std::string describe_group(const std::string& group) const;

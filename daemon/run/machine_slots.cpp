@@ -13,9 +13,24 @@ std::vector<MachineInfo> MachineSlots::machines() const {
   std::vector<MachineInfo> out;
   for (const auto& slot : m_slots) {
     const auto& spec = slot.machine->spec();
-    out.push_back({spec.name, spec.group, spec.backend, spec.description, slot.busy, slot.current});
+    out.push_back({spec.name, spec.group, spec.backend, slot.machine->describe(), slot.busy, slot.current,
+                   m_quarantine != nullptr && m_quarantine->quarantined(spec.name),
+                   m_quarantine != nullptr ? m_quarantine->reason(spec.name) : ""});
   }
   return out;
+}
+
+int MachineSlots::slot_of(const std::string& name) const {
+  for (std::size_t i = 0; i < m_slots.size(); ++i) {
+    if (m_slots[i].machine->spec().name == name) {
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+bool MachineSlots::quarantined(std::size_t slot) const {
+  return m_quarantine != nullptr && m_quarantine->quarantined(m_slots[slot].machine->spec().name);
 }
 
 bool MachineSlots::busy(std::size_t slot) const {

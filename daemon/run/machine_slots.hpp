@@ -3,6 +3,7 @@
 // and idle when the visit ends; readers on other threads (the API) see a consistent view through LabView.
 
 #include "daemon/core/lab_view.hpp"
+#include "daemon/run/quarantine.hpp"
 #include "lab/machine.hpp"
 
 #include <memory>
@@ -22,6 +23,11 @@ public:
   [[nodiscard]] bool busy(std::size_t slot) const;
   // Marks `slot` busy with `commit` (or idle, with an empty commit).
   void set_busy(std::size_t slot, bool busy, const std::string& commit = "");
+  // Where quarantine is decided (null: none); quarantined slots get no visits.
+  void set_quarantine(const Quarantine* quarantine) { m_quarantine = quarantine; }
+  [[nodiscard]] bool quarantined(std::size_t slot) const;
+  // The slot of machine `name`, -1 when there is none.
+  [[nodiscard]] int slot_of(const std::string& name) const;
 
 private:
   struct Slot {
@@ -31,6 +37,7 @@ private:
   };
   mutable std::mutex m_mutex;
   std::vector<Slot> m_slots;
+  const Quarantine* m_quarantine = nullptr;
 };
 
 } // namespace bisectd::daemon::run

@@ -155,6 +155,9 @@ RequestOutcome VisitRunner::run_unguarded(lab::Machine& machine, const storage::
   if (m_stopping) {
     return fail(request, Error{ErrorCode::cancelled, "daemon stopping"}, true);
   }
+  if (m_quarantine != nullptr) {
+    m_quarantine->on_visit(machine.spec().name, visit->outcome, visit->message, machine.quarantine_after());
+  }
   if (visit->outcome != lab::VisitOutcome::ok) {
     return after_failed_visit(**job, request, *visit);
   }

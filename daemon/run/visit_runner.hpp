@@ -6,6 +6,7 @@
 #include "daemon/core/wake.hpp"
 #include "daemon/run/builds.hpp"
 #include "daemon/run/cost_history.hpp"
+#include "daemon/run/quarantine.hpp"
 #include "lab/machine.hpp"
 #include "storage/queue_store.hpp"
 #include "storage/sample_store.hpp"
@@ -29,6 +30,8 @@ public:
   // Executes `request` on `machine`. Never throws; failures are stored on the request, retried with backoff while
   // they may pass (retry_policy.hpp).
   RequestOutcome run(lab::Machine& machine, const storage::RequestRow& request);
+  // Counts every visit's outcome there (null: no quarantine).
+  void set_quarantine(Quarantine* quarantine) { m_quarantine = quarantine; }
 
 private:
   RequestOutcome run_unguarded(lab::Machine& machine, const storage::RequestRow& request);
@@ -51,6 +54,7 @@ private:
   std::filesystem::path m_data_dir;
   const std::atomic<bool>& m_stopping;
   Wake m_wake;
+  Quarantine* m_quarantine = nullptr;
 };
 
 } // namespace bisectd::daemon::run

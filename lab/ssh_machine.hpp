@@ -1,0 +1,83 @@
+#pragma once
+// Backend `ssh`: a real lab box reached over ssh with a pinned host key (lab/ssh_settings.hpp).
+//
+// A visit, under an exclusive per-box lock (in this process and, by flock, across processes on this host):
+//   console capture starts (settings.console, the whole visit, into <boot id>-console.log)
+//   probe      ssh: `uname -r`, boot id, /proc/cmdline (and, once, CPU/memory for describe())
+//   install: none    scp -r the artifacts to <kernel_dir>/<boot id>; the runs run there, like `local`
+//   install: kexec   scp bzImage (+ modules.tar.gz, unpacked into /lib/modules) → kexec -l → kexec -e
+//   install: reboot  scp bzImage to <kernel_dir>/vmlinuz-bisectd → settings.reboot_command
+//   wait       until ssh answers with a new boot id (boot_timeout); else power_cycle, wait for the default kernel,
+//              and end boot_failed (the console shows the kernel died) or infra (no evidence)
+//   verify     `uname -r` == the build's release, else boot_failed: no sample from another kernel
+//   runs ×n    ssh `cd DIR && exec env -- K=V ARGV` (quoted), output → <boot id>-run<i>.log, parsed as `local`
+//   judge      the console (same crash rules as qemu): a crash → boot_failed, no sample accepted
+//   return     kernel installs: settings.return_command (reboot), wait; power_cycle when the box stays away
+// Connection lost or the box rebooted mid-run: the visit ends (boot_failed with console evidence, else infra).
+//
+// Every host-side command goes through HostCommands, so the whole sequence is unit-tested with a fake.
+
+#include "base/process.hpp"
+#include "lab/machine.hpp"
+#include "lab/ssh_remote.hpp"
+#include "lab/ssh_settings.hpp"
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace bisectd::lab {
+
+// Runs commands on the daemon's host (ssh, scp, power_cycle, console) and keeps time. Real: base::run.
+class HostCommands {
+public:
+  virtual ~HostCommands() = default;
+  virtual Result<base::ExitStatus> run(const base::Command& command) = 0;
+  virtual void sleep(std::chrono::milliseconds duration) = 0;
+  virtual std::chrono::steady_clock::time_point now() = 0;
+};
+std::shared_ptr<HostCommands> real_host_commands();
+
+class SshMachine : public Machine {
+public:
+  // Errors: bad settings (invalid_config, `file:line: key:` per mistake), ssh/scp not installed (not_found).
+  // Never connects: a box that is down does not stop the daemon from starting.
+  static Result<std::unique_ptr<Machine>> create(const MachineSpec& spec);
+
+  SshMachine(MachineSpec spec, SshSettings settings, std::shared_ptr<HostCommands> host);
+
+  [[nodiscard]] const MachineSpec& spec() const override { return m_spec; }
+  [[nodiscard]] const SshSettings& settings() const { return m_settings; }
+  // Errors: an invalid request (empty command, no bzImage for a kernel install, a NUL in an argument).
+  Result<VisitResult> visit(const VisitRequest& request) override;
+  // The lab file's description, else what the box said once over ssh (CPU model, threads, sockets, memory).
+  [[nodiscard]] std::string describe() override;
+  [[nodiscard]] int quarantine_after() const override { return m_settings.quarantine_after; }
+
+private:
+  struct Visit;
+  Result<VisitResult> visit_locked(const VisitRequest& request);
+  // One command on the box (quoted line), with `timeout`.
+  Result<base::ExitStatus> remote(const std::string& line, std::chrono::seconds timeout,
+                                  const std::filesystem::path& output = {});
+  Result<BoxState> probe(std::chrono::seconds connect);
+  void read_description();
+  // Polls until the box answers with a boot id other than `old` (or the deadline). nullopt: it did not.
+  std::optional<BoxState> wait_for_new_boot(const std::string& old, const VisitRequest& request);
+  // Runs settings.power_cycle and waits for the box; "" when it came back, else why not.
+  std::string power_cycle_and_wait(const std::string& old, const VisitRequest& request);
+  // Sends the box back to its default kernel after a kernel visit (return_command, power_cycle if it stays away).
+  void return_to_default(const BoxState& test_boot, const VisitRequest& request);
+  // The runs; fills result.runs, or sets result.outcome/message when the visit must end.
+  void run_all(Visit& visit, const std::string& cwd, const BoxState& boot);
+
+  MachineSpec m_spec;
+  SshSettings m_settings;
+  std::shared_ptr<HostCommands> m_host;
+  std::mutex m_visit_mutex;
+  std::mutex m_description_mutex;
+  std::string m_description;
+};
+
+} // namespace bisectd::lab

@@ -1,0 +1,468 @@
+// The ssh backend's visit state machine against a simulated box (FakeBox implements lab::HostCommands: it answers
+// ssh, scp, power_cycle and console argv like a lab server would), its settings, argv and parsing.
+
+#include "base/fs.hpp"
+#include "base/strings.hpp"
+#include "lab/ssh_machine.hpp"
+#include "lab/ssh_remote.hpp"
+#include "lab/ssh_settings.hpp"
+#include "support/temp_dir.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <mutex>
+#include <thread>
+
+using namespace bisectd;
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+
+namespace {
+
+bool contains(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
+
+// A lab box as seen from the daemon's host.
+class FakeBox final : public lab::HostCommands {
+public:
+  // How the box reacts.
+  bool up = true;
+  std::string fail_all_ssh;             // stderr of every ssh call (exit 255): unreachable, host key, auth
+  bool disk_full = false;               // scp fails half-way
+  bool kexec_refused = false;
+  enum class Kexec { boots, hangs, panics, boots_other } kexec = Kexec::boots;
+  std::string test_release = "6.1.0-bisectd-abc";
+  int reboot_during_run = -1;           // run index during which the box reboots (its default kernel)
+  int drop_during_run = -1;             // run index during which the box stops answering
+  std::string bench_output = "bench.ops_per_sec: 1000\n";
+
+  // What it is now.
+  std::string default_release = "6.1.0-18-amd64";
+  std::string release = default_release;
+  int boots = 1;
+  int power_cycles = 0;
+  int runs = 0;
+  std::vector<std::vector<std::string>> calls;  // every argv run, in order
+  std::vector<std::string> remote_lines;        // the remote command of every ssh call
+
+  Result<base::ExitStatus> run(const base::Command& command) override {
+    const auto& argv = command.argv;
+    if (argv.front() == "console-cmd") {
+      {
+        std::lock_guard lock(m_mutex);
+        m_console = command.stdout_path;
+        console("");  // what the console server buffered before we attached
+      }
+      while (command.cancel != nullptr && !command.cancel->load()) {
+        std::this_thread::sleep_for(5ms);
+      }
+      return make_error(ErrorCode::cancelled, "cancelled");
+    }
+    std::lock_guard lock(m_mutex);
+    calls.push_back(argv);
+    base::ExitStatus status;
+    status.code = 0;
+    if (argv.front() == "power-cycle") {
+      ++power_cycles;
+      boot_default();
+      return status;
+    }
+    if (argv.front() == "ssh" || argv.front() == "scp") {
+      if (!fail_all_ssh.empty()) {
+        return failed(255, fail_all_ssh);
+      }
+      if (!up) {
+        return failed(255, "ssh: connect to host box port 22: Connection refused");
+      }
+    }
+    if (argv.front() == "scp") {
+      if (disk_full) {
+        return failed(1, "scp: write remote \"/var/tmp/bisectd/x/bzImage\": No space left on device");
+      }
+      return status;
+    }
+    REQUIRE(argv.front() == "ssh");
+    const auto& line = argv.back();
+    remote_lines.push_back(line);
+    if (line == lab::k_probe_command) {
+      status.out = release + "\nboot-" + std::to_string(boots) + "\nBOOT_IMAGE=/vmlinuz root=/dev/sda1 quiet\n";
+    } else if (contains(line, "cat /proc/cpuinfo")) {
+      status.out = "processor\t: 0\nmodel name\t: Intel(R) Xeon(R) Gold 6238M CPU @ 2.10GHz\nphysical id\t: 0\n"
+                   "processor\t: 1\nmodel name\t: Intel(R) Xeon(R) Gold 6238M CPU @ 2.10GHz\nphysical id\t: 1\n"
+                   "BISECTD-MEMINFO\nMemTotal:       131795016 kB\n";
+    } else if (contains(line, "kexec -l")) {
+      if (kexec_refused) {
+        return failed(1, "kexec_load failed: Operation not permitted");
+      }
+    } else if (contains(line, "kexec -e")) {
+      up = false;
+      if (kexec == Kexec::boots || kexec == Kexec::boots_other) {
+        up = true;
+        ++boots;
+        release = kexec == Kexec::boots ? test_release : "6.1.0-other";
+        console("[    0.000000] Linux version " + release + "\n[    1.0] Run /init as init process\n");
+      } else if (kexec == Kexec::panics) {
+        console("[    0.000000] Linux version " + test_release +
+                "\n[    0.9] Kernel panic - not syncing: VFS: Unable to mount root fs\n");
+      }
+    } else if (contains(line, "exec env --")) {
+      int index = runs++;
+      if (index == reboot_during_run) {
+        boot_default();
+        return failed(255, "Connection to box closed by remote host.");
+      }
+      if (index == drop_during_run) {
+        up = false;
+        return failed(255, "Timeout, server box not responding.");
+      }
+      REQUIRE(base::write_file_atomic(command.stdout_path, bench_output));
+    } else if (contains(line, "reboot")) {
+      boot_default();
+    }
+    return status;
+  }
+  void sleep(std::chrono::milliseconds duration) override {
+    std::this_thread::sleep_for(1ms);  // lets the console thread attach, as real time would
+    std::lock_guard lock(m_mutex);
+    m_now += duration;
+  }
+  std::chrono::steady_clock::time_point now() override {
+    std::lock_guard lock(m_mutex);
+    m_now += 10ms;  // every look at the clock costs a little, so polling loops always end
+    return m_now;
+  }
+
+  [[nodiscard]] int count(std::string_view part) const {
+    return static_cast<int>(std::count_if(remote_lines.begin(), remote_lines.end(),
+                                          [&](const std::string& l) { return contains(l, part); }));
+  }
+
+private:
+  base::ExitStatus failed(int code, const std::string& err) {
+    base::ExitStatus status;
+    status.code = code;
+    status.err = err + "\n";
+    return status;
+  }
+  void boot_default() {
+    up = true;
+    ++boots;
+    release = default_release;
+    console("[    0.000000] Linux version " + default_release + "\n");
+  }
+  void console(const std::string& text) {
+    m_pending += text;
+    if (!m_console.empty()) {
+      (void)base::append_file(m_console, m_pending);
+      m_pending.clear();
+    }
+  }
+
+  std::mutex m_mutex;
+  fs::path m_console;
+  std::string m_pending;
+  std::chrono::steady_clock::time_point m_now{};
+};
+
+struct Fixture {
+  test::TempDir tmp;
+  fs::path known_hosts = tmp.path() / "known_hosts";
+  fs::path artifacts = tmp.path() / "artifacts";
+  std::shared_ptr<FakeBox> box = std::make_shared<FakeBox>();
+
+  Fixture() {
+    REQUIRE(base::write_file_atomic(known_hosts, "[box]:22 ssh-ed25519 AAAA\n"));
+    REQUIRE(base::make_dirs(artifacts));
+    REQUIRE(base::write_file_atomic(artifacts / "bench", "#!/bin/sh\n"));
+    REQUIRE(base::write_file_atomic(artifacts / "bzImage", "kernel"));
+  }
+
+  lab::SshMachine machine(const std::string& install, lab::Settings extra = {}) {
+    lab::MachineSpec spec;
+    spec.name = "box-1";
+    spec.group = "boxes";
+    spec.backend = "ssh";
+    spec.settings = {{"host", lab::scalar_setting("box")},
+                     {"known_hosts", lab::scalar_setting(known_hosts.string())},
+                     {"install", lab::scalar_setting(install)},
+                     {"power_cycle", lab::list_setting({"power-cycle", "box-1"})},
+                     {"console", lab::list_setting({"console-cmd"})},
+                     {"boot_timeout", lab::scalar_setting("30s")}};
+    for (auto& [key, value] : extra) {
+      spec.settings[key] = value;
+    }
+    auto settings = lab::parse_ssh_settings(spec);
+    REQUIRE(settings.has_value());
+    return lab::SshMachine(spec, *settings, box);
+  }
+
+  lab::VisitRequest request(bool kernel) const {
+    lab::VisitRequest r;
+    r.commit = "abc";
+    r.artifact_dir = artifacts;
+    r.kernel_release = kernel ? box->test_release : "";
+    r.run.command = {"./bench", "--seconds", "0.5", "a b;$(reboot)"};
+    r.run.env = {{"OMP_NUM_THREADS", "1"}};
+    r.run.primary = "bench.ops_per_sec";
+    r.runs = 3;
+    r.log_dir = tmp.path() / "logs";
+    return r;
+  }
+};
+
+} // namespace
+
+TEST_CASE("ssh: install none copies the artifacts to a per-visit dir and runs there, parsed like local", "[lab][ssh]") {
+  Fixture f;
+  auto m = f.machine("none");
+  auto result = m.visit(f.request(false));
+  REQUIRE(result.has_value());
+  INFO(result->message);
+  CHECK(result->outcome == lab::VisitOutcome::ok);
+  REQUIRE(result->runs.size() == 3);
+  for (const auto& run : result->runs) {
+    CHECK(run.ok);
+    CHECK(run.metrics.at("bench.ops_per_sec") == 1000);
+  }
+  // Every ssh call pins the host key and never prompts.
+  for (const auto& argv : f.box->calls) {
+    auto line = base::join(argv, " ");
+    CHECK(contains(line, "StrictHostKeyChecking=yes"));
+    CHECK(contains(line, "BatchMode=yes"));
+    CHECK(contains(line, "UserKnownHostsFile=" + f.known_hosts.string()));
+  }
+  // The run line: cd into the visit dir, the env and every word quoted.
+  auto runs = std::count_if(f.box->remote_lines.begin(), f.box->remote_lines.end(), [](const std::string& l) {
+    return l.starts_with("cd /var/tmp/bisectd/box-1-") &&
+           contains(l, "&& exec env -- 'OMP_NUM_THREADS=1' ./bench --seconds 0.5 'a b;$(reboot)'");
+  });
+  CHECK(runs == 3);
+  // scp -r of the artifact dir to that dir, removed afterwards; the box is not rebooted.
+  auto scp = std::find_if(f.box->calls.begin(), f.box->calls.end(), [](const auto& a) { return a[0] == "scp"; });
+  REQUIRE(scp != f.box->calls.end());
+  CHECK(std::find(scp->begin(), scp->end(), "-r") != scp->end());
+  CHECK(scp->back().starts_with("root@box:/var/tmp/bisectd/box-1-"));
+  CHECK(f.box->count("rm -rf /var/tmp/bisectd/box-1-") == 1);
+  CHECK(f.box->count("nohup") == 0);
+  CHECK(f.box->boots == 1);
+  // describe(): read once from the box.
+  CHECK(m.describe() == "2 threads 2 sockets Intel(R) Xeon(R) Gold 6238M CPU @ 2.10GHz with 126G memory");
+  REQUIRE(m.visit(f.request(false)).has_value());
+  CHECK(f.box->count("cat /proc/cpuinfo") == 1);
+}
+
+TEST_CASE("ssh: an unreachable box, a refused host key, failed authentication end the visit infra", "[lab][ssh]") {
+  Fixture f;
+  auto m = f.machine("none");
+  f.box->up = false;
+  auto down = m.visit(f.request(false));
+  REQUIRE(down.has_value());
+  CHECK(down->outcome == lab::VisitOutcome::infra);
+  CHECK(contains(down->message, "unreachable"));
+  CHECK(down->runs.empty());
+
+  f.box->up = true;
+  f.box->fail_all_ssh = "@@@@@@@\n@ WARNING: REMOTE HOST IDENTIFICATION HAS CHANGED! @\nHost key verification failed.";
+  auto key = m.visit(f.request(false));
+  REQUIRE(key.has_value());
+  CHECK(key->outcome == lab::VisitOutcome::infra);
+  CHECK(contains(key->message, "ssh box-1: host key refused"));
+  CHECK(contains(key->message, "Host key verification failed."));
+  CHECK(key->message.find('\n') == std::string::npos);
+
+  f.box->fail_all_ssh = "root@box: Permission denied (publickey).";
+  auto auth = m.visit(f.request(false));
+  REQUIRE(auth.has_value());
+  CHECK(auth->outcome == lab::VisitOutcome::infra);
+  CHECK(contains(auth->message, "authentication failed"));
+}
+
+TEST_CASE("ssh: a copy that fails half-way (disk full) ends infra and cleans up", "[lab][ssh]") {
+  Fixture f;
+  f.box->disk_full = true;
+  for (std::string install : {"none", "kexec"}) {
+    auto m = f.machine(install);
+    auto result = m.visit(f.request(install == "kexec"));
+    REQUIRE(result.has_value());
+    CHECK(result->outcome == lab::VisitOutcome::infra);
+    CHECK(contains(result->message, "No space left on device"));
+    CHECK(result->runs.empty());
+  }
+  CHECK(f.box->count("rm -rf") == 2);
+  CHECK(f.box->count("kexec") == 0);
+}
+
+TEST_CASE("ssh: install kexec boots the build's kernel, checks uname -r, runs, returns to the default", "[lab][ssh]") {
+  Fixture f;
+  auto m = f.machine("kexec");
+  auto result = m.visit(f.request(true));
+  REQUIRE(result.has_value());
+  INFO(result->message);
+  CHECK(result->outcome == lab::VisitOutcome::ok);
+  CHECK(result->runs.size() == 3);
+  // kexec -l with the box's initrd and its cmdline (BOOT_IMAGE dropped, the visit's marker added), then -e.
+  REQUIRE(f.box->count("kexec -l") == 1);
+  auto load = *std::find_if(f.box->remote_lines.begin(), f.box->remote_lines.end(),
+                            [](const std::string& l) { return contains(l, "kexec -l"); });
+  CHECK(contains(load, "--initrd=/boot/initrd.img-6.1.0-18-amd64"));
+  CHECK(contains(load, "'--command-line=root=/dev/sda1 quiet bisectd.boot=box-1-"));
+  CHECK(f.box->count("kexec -e") == 1);
+  // Runs ran in / of the new boot; afterwards the box went back to its default kernel.
+  CHECK(f.box->count("cd / && exec env --") == 3);
+  CHECK(f.box->release == f.box->default_release);
+  CHECK(f.box->boots == 3);
+  CHECK(f.box->power_cycles == 0);
+  // The console was captured for the visit.
+  auto console = base::read_file(result->console_log);
+  REQUIRE(console.has_value());
+  CHECK(contains(*console, "Linux version " + f.box->test_release));
+}
+
+TEST_CASE("ssh: kexec refused ends infra; the box stays on its kernel", "[lab][ssh]") {
+  Fixture f;
+  f.box->kexec_refused = true;
+  auto m = f.machine("kexec");
+  auto result = m.visit(f.request(true));
+  REQUIRE(result.has_value());
+  CHECK(result->outcome == lab::VisitOutcome::infra);
+  CHECK(contains(result->message, "kexec refused the kernel: exit 1: kexec_load failed: Operation not permitted"));
+  CHECK(f.box->count("kexec -e") == 0);
+  CHECK(f.box->boots == 1);
+}
+
+TEST_CASE("ssh: a kernel that never brings ssh back is power-cycled; no evidence → infra", "[lab][ssh]") {
+  Fixture f;
+  f.box->kexec = FakeBox::Kexec::hangs;
+  auto m = f.machine("kexec");
+  auto result = m.visit(f.request(true));
+  REQUIRE(result.has_value());
+  CHECK(result->outcome == lab::VisitOutcome::infra);
+  CHECK(contains(result->message, "no ssh within 30s of the kexec; power-cycled back to its default kernel"));
+  CHECK(f.box->power_cycles == 1);
+  CHECK(f.box->release == f.box->default_release);
+  CHECK(result->runs.empty());
+}
+
+TEST_CASE("ssh: a kernel that panics (seen on the console) ends boot_failed", "[lab][ssh]") {
+  Fixture f;
+  f.box->kexec = FakeBox::Kexec::panics;
+  auto m = f.machine("kexec");
+  auto result = m.visit(f.request(true));
+  REQUIRE(result.has_value());
+  CHECK(result->outcome == lab::VisitOutcome::boot_failed);
+  CHECK(contains(result->message, "kernel crashed: Kernel panic - not syncing: VFS: Unable to mount root fs"));
+  CHECK(f.box->power_cycles == 1);
+  CHECK(f.box->release == f.box->default_release);
+  CHECK(contains(base::read_file(result->console_log).value_or(""), "Kernel panic"));
+}
+
+TEST_CASE("ssh: another kernel came up: boot_failed, no sample", "[lab][ssh]") {
+  Fixture f;
+  f.box->kexec = FakeBox::Kexec::boots_other;
+  auto m = f.machine("kexec");
+  auto result = m.visit(f.request(true));
+  REQUIRE(result.has_value());
+  CHECK(result->outcome == lab::VisitOutcome::boot_failed);
+  CHECK(contains(result->message, "booted kernel is '6.1.0-other', expected '6.1.0-bisectd-abc'"));
+  CHECK(f.box->runs == 0);
+  CHECK(f.box->release == f.box->default_release);
+}
+
+TEST_CASE("ssh: a box that reboots or drops ssh during a run ends the visit, no sample kept", "[lab][ssh]") {
+  Fixture f;
+  f.box->reboot_during_run = 1;
+  auto m = f.machine("kexec");
+  auto rebooted = m.visit(f.request(true));
+  REQUIRE(rebooted.has_value());
+  CHECK(rebooted->outcome == lab::VisitOutcome::infra);
+  CHECK(contains(rebooted->message, "the box rebooted during run 1"));
+  CHECK(rebooted->runs.empty());
+  CHECK(f.box->release == f.box->default_release);
+
+  Fixture g;
+  g.box->drop_during_run = 0;
+  auto n = g.machine("none");
+  auto dropped = n.visit(g.request(false));
+  REQUIRE(dropped.has_value());
+  CHECK(dropped->outcome == lab::VisitOutcome::infra);
+  CHECK(contains(dropped->message, "ssh connection lost during run 0"));
+  CHECK(dropped->runs.empty());
+}
+
+TEST_CASE("ssh: a failing benchmark is a failed run, not a failed visit", "[lab][ssh]") {
+  Fixture f;
+  f.box->bench_output = "no metrics here\n";
+  auto m = f.machine("none");
+  auto result = m.visit(f.request(false));
+  REQUIRE(result.has_value());
+  CHECK(result->outcome == lab::VisitOutcome::ok);
+  REQUIRE(result->runs.size() == 3);
+  CHECK_FALSE(result->runs[0].ok);
+  CHECK(contains(result->runs[0].error, "primary metric 'bench.ops_per_sec' missing"));
+}
+
+TEST_CASE("ssh settings: lab-file mistakes are file:line: key: errors", "[lab][ssh]") {
+  test::TempDir tmp;
+  auto at = [](std::string value, int line) {
+    auto s = lab::scalar_setting(std::move(value));
+    s.where = "lab.yaml:" + std::to_string(line) + ": machines[0].settings.key";
+    return s;
+  };
+  lab::MachineSpec spec;
+  spec.name = "box";
+  spec.backend = "ssh";
+  spec.settings = {{"host", at("box", 3)}, {"install", at("pxe", 4)}, {"identity_file", at("keys/missing", 5)},
+                   {"colour", at("red", 6)}};
+  auto parsed = lab::parse_ssh_settings(spec);
+  REQUIRE_FALSE(parsed.has_value());
+  const auto& message = parsed.error().message;
+  INFO(message);
+  CHECK(contains(message, "machine box: settings.known_hosts: missing (required by backend ssh)"));
+  CHECK(contains(message, "lab.yaml:4: machines[0].settings.key: unknown value 'pxe' (known: none, kexec, reboot)"));
+  CHECK(contains(message, "lab.yaml:5: machines[0].settings.key: 'keys/missing': no such file"));
+  CHECK(contains(message, "lab.yaml:6: machines[0].settings.key: unknown key for backend ssh"));
+
+  lab::MachineSpec reboot = spec;
+  REQUIRE(base::write_file_atomic(tmp.path() / "kh", "x\n"));
+  reboot.settings = {{"host", at("box", 3)}, {"install", at("reboot", 4)},
+                     {"known_hosts", at((tmp.path() / "kh").string(), 5)}, {"kernel_dir", at("tmp/x", 6)}};
+  auto bad = lab::parse_ssh_settings(reboot);
+  REQUIRE_FALSE(bad.has_value());
+  CHECK(contains(bad.error().message, "settings.reboot_command: missing"));
+  CHECK(contains(bad.error().message, "lab.yaml:6: machines[0].settings.key: 'tmp/x' must be an absolute path"));
+}
+
+TEST_CASE("ssh remote pieces: argv, run line, probe, description, cmdline", "[lab][ssh]") {
+  lab::SshSettings s;
+  s.host = "::1";
+  s.port = 2222;
+  s.known_hosts = "/etc/kh";
+  s.identity_file = "/id";
+  auto ssh = lab::ssh_argv(s, "uname -r", 7s);
+  CHECK(base::join(ssh, " ") ==
+        "ssh -T -o BatchMode=yes -o StrictHostKeyChecking=yes -o UserKnownHostsFile=/etc/kh "
+        "-o GlobalKnownHostsFile=/dev/null -o UpdateHostKeys=no -o ConnectTimeout=7 -o ServerAliveInterval=5 "
+        "-o ServerAliveCountMax=3 -o LogLevel=ERROR -o IdentitiesOnly=yes -i /id -p 2222 -l root -- ::1 uname -r");
+  auto scp = lab::scp_argv(s, {"/a", "/b"}, "/var/tmp/x/", false, 7s);
+  CHECK(scp.back() == "root@[::1]:/var/tmp/x/");
+  CHECK(std::find(scp.begin(), scp.end(), "2222") != scp.end());
+
+  CHECK(lab::remote_run_command({"x=y"}, {}, "/").error().code == ErrorCode::invalid_input);
+  CHECK(lab::remote_run_command({"bench"}, {{"A B", "1"}}, "/").error().code == ErrorCode::invalid_input);
+  CHECK(lab::remote_run_command({"bench", std::string("a\0b", 3)}, {}, "/").error().code == ErrorCode::invalid_input);
+  CHECK(lab::remote_run_command({"page_fault", "--seconds", "2"}, {{"X", "it's"}}, "/").value() ==
+        "cd / && exec env -- 'X=it'\\''s' page_fault --seconds 2");
+
+  auto probe = lab::parse_probe("6.1.0\nabc-123\nroot=/dev/sda1\n");
+  REQUIRE(probe.has_value());
+  CHECK(probe->release == "6.1.0");
+  CHECK(probe->boot_id == "abc-123");
+  CHECK(probe->cmdline == "root=/dev/sda1");
+  CHECK_FALSE(lab::parse_probe("6.1.0\n").has_value());
+
+  CHECK(lab::describe_box("processor : 0\nmodel name : QEMU Virtual CPU version 2.5+\n", "MemTotal: 500000 kB\n") ==
+        "1 thread 1 socket QEMU Virtual CPU version 2.5+ with 488M memory");
+  CHECK(lab::describe_box("", "").empty());
+  CHECK(lab::kexec_cmdline("BOOT_IMAGE=/vmlinuz-6.1 root=UUID=x ro initrd=/i bisectd.boot=old console=ttyS0", "v1") ==
+        "root=UUID=x ro console=ttyS0 bisectd.boot=v1");
+}
