@@ -2,6 +2,7 @@
 
 #include "lab/machine.hpp"
 
+#include "lab/lava_machine.hpp"
 #include "lab/local_machine.hpp"
 #include "lab/qemu_machine.hpp"
 
@@ -21,6 +22,7 @@ struct Backend {
 constexpr std::array k_backends{
   Backend{"local", &LocalMachine::create},
   Backend{"qemu", &QemuMachine::create},
+  Backend{"lava", &LavaMachine::create},
 };
 
 std::string known_backends() {
