@@ -180,10 +180,14 @@ void read_urls(SettingsReader& r, LavaSettings& settings) {
   }
   settings.callback_url = r.string("callback.url").value_or("");
   settings.callback_token_name = r.string("callback.token").value_or("");
+  settings.callback_secret_file = r.path("callback.secret_file").value_or("");
   for (const auto& [key, value] : r.group("callback")) {
-    if (key != "url" && key != "token") {
-      r.error("callback." + key, "unknown key (known: url, token)");
+    if (key != "url" && key != "token" && key != "secret_file") {
+      r.error("callback." + key, "unknown key (known: url, token, secret_file)");
     }
+  }
+  if (!settings.callback_url.empty() && (settings.callback_token_name.empty() || settings.callback_secret_file.empty())) {
+    r.error("callback.url", "needs callback.token (the LAVA token's description) and callback.secret_file");
   }
 }
 

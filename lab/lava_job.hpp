@@ -39,6 +39,8 @@ struct LavaSettings {
   std::filesystem::path publish_dir;              // settings.publish_dir
   std::string callback_url;                       // settings.callback.url: ".../lava/notify" (LAVA adds /{ID})
   std::string callback_token_name;                // settings.callback.token: the LAVA token's description
+  std::filesystem::path callback_secret_file;     // settings.callback.secret_file: that token's value (bisectd
+                                                  // checks the callback's Authorization against it)
   std::string append;                             // settings.append: extra kernel command line
   std::filesystem::path bench_dir;                // settings.bench_dir (as backend qemu)
   std::filesystem::path busybox = "/bin/busybox"; // settings.busybox

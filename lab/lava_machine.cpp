@@ -118,6 +118,24 @@ void notify_lava_job(std::int64_t id) {
   g_notify_cv.notify_all();
 }
 
+LavaApiSettings lava_api_settings(const std::vector<MachineSpec>& specs) {
+  LavaApiSettings out;
+  for (const auto& spec : specs) {
+    auto settings = spec.backend == "lava" ? parse_lava_settings(spec) : Result<LavaSettings>(LavaSettings{});
+    if (!settings || spec.backend != "lava") {
+      continue;
+    }
+    if (out.callback_secret.empty() && !settings->callback_secret_file.empty()) {
+      auto secret = base::read_file(settings->callback_secret_file);
+      out.callback_secret = secret ? std::string(base::trim(secret->substr(0, secret->find('\n')))) : "";
+    }
+    if (out.publish_dir.empty() && settings->artifact_url != "file://") {
+      out.publish_dir = settings->publish_dir;
+    }
+  }
+  return out;
+}
+
 Result<std::unique_ptr<Machine>> LavaMachine::create(const MachineSpec& spec) {
   BISECTD_TRY_ASSIGN(auto settings, parse_lava_settings(spec));
   auto where = "machine " + spec.name + ": ";

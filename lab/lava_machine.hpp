@@ -30,6 +30,15 @@ struct LavaPolling {
   std::chrono::seconds slots_cache{5};    // how long slots() trusts its count of idle devices
 };
 
+// What bisectd's API serves for the lava machines among `specs`: the notify callback's secret (the content of
+// settings.callback.secret_file) and settings.publish_dir; the first machine that sets one wins. Unreadable or
+// invalid settings are skipped (make_machine reports them).
+struct LavaApiSettings {
+  std::string callback_secret;
+  std::filesystem::path publish_dir;
+};
+LavaApiSettings lava_api_settings(const std::vector<MachineSpec>& specs);
+
 class LavaMachine : public Machine {
 public:
   // Reads token_file and job_template, asks the server its version with the token. Errors: bad settings

@@ -1,7 +1,8 @@
 # A real LAVA server + dispatcher on this host for tests (Debian 12's LAVA 2023.01), started by hand: no systemd,
 # no apache. Sourced by tests/lava/lava-test.sh; usable by hand:
 #   source scripts/lib/packages.sh scripts/lib/lava.sh; lava_install; lava_start DIR; lava_setup DIR
-# lava_start writes DIR/pids (one pid a line, stopped by lava_stop DIR) and DIR/token (the admin's API token).
+# lava_start writes DIR/pids (one pid a line, stopped by lava_stop DIR); lava_setup DIR/token (the admin's API
+# token) and DIR/callback-secret (the value LAVA sends with notify callbacks).
 # Everything binds 127.0.0.1. Needs root (LAVA's packages, PostgreSQL, the lavaserver user).
 
 LAVA_URL=${LAVA_URL:-http://127.0.0.1:8000}
@@ -95,6 +96,14 @@ lava_setup() {
   token=$(lava_manage tokens list --user admin 2>/dev/null | sed -n 's/^\* \([a-z0-9]\{20,\}\).*/\1/p' | head -1)
   [ -n "$token" ] || token=$(lava_manage tokens add --user admin --description bisectd-test) || return 1
   printf '%s\n' "$token" >"$dir/token"
+  # The notify callback's token: LAVA sends its value (DIR/callback-secret) in the callback's Authorization header.
+  if ! lava_manage tokens list --user admin 2>/dev/null | grep -q "(bisectd-callback)"; then
+    head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$dir/callback-secret"
+    lava_manage tokens add --user admin --description bisectd-callback --secret "$(cat "$dir/callback-secret")" \
+      >/dev/null || return 1
+  else
+    lava_manage tokens list --user admin | sed -n 's/^\* \([a-z0-9]*\) (bisectd-callback)$/\1/p' >"$dir/callback-secret"
+  fi
   lava_manage device-types list 2>/dev/null | grep -qw qemu || lava_manage device-types add qemu || return 1
   mkdir -p /etc/lava-server/dispatcher-config/devices
   for device in "${LAVA_DEVICES[@]}"; do
