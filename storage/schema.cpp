@@ -107,6 +107,11 @@ UPDATE bisections SET result = json_remove(result, '$.merge', '$.verification', 
 R"sql(
 ALTER TABLE requests ADD COLUMN retry_at INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX requests_claim ON requests(state, machine_group, attempts, id);
+)sql",
+// 4: the lab's handle of a visit that lives outside the daemon (a LAVA job id), stored before the visit waits, so
+// a restarted daemon follows that job on the same machine instead of submitting it again.
+R"sql(
+ALTER TABLE requests ADD COLUMN lab_handle TEXT NOT NULL DEFAULT '';
 )sql"};
 
 Result<int> current_version(Connection& connection) {

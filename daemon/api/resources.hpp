@@ -17,10 +17,18 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <memory>
 #include <mutex>
 
 namespace bisectd::daemon::api {
+
+// LAVA's callback and artifact routes (daemon/api/lava.cpp), wired by the daemon from the lab's lava machines.
+struct LavaHooks {
+  std::string callback_secret;                  // what LAVA sends in Authorization; "" = no callback
+  std::function<void(std::int64_t)> notify;     // wakes the visit following that job
+  std::filesystem::path publish_dir;            // builds published for http artifact URLs; "" = none
+};
 
 struct ApiContext {
   storage::TreeStore& trees;
@@ -38,6 +46,7 @@ struct ApiContext {
   std::filesystem::path data_dir;       // shown by status
   std::int64_t started_at = 0;          // unix time, for status' uptime
   std::shared_ptr<std::mutex> tree_changes = std::make_shared<std::mutex>(); // serialises tree adds
+  LavaHooks lava{};
 };
 
 // status.cpp
@@ -63,6 +72,9 @@ HttpResponse get_detections(ApiContext& c, const Call& call);
 HttpResponse get_log(ApiContext& c, const Call& call);
 // bisection_detail.cpp
 HttpResponse get_bisection(ApiContext& c, const Call& call);
+// lava.cpp
+HttpResponse post_lava_notify(ApiContext& c, const Call& call);
+HttpResponse get_lava_artifact(ApiContext& c, const Call& call);
 // results.cpp
 HttpResponse get_results(ApiContext& c, const Call& call);
 HttpResponse get_noise(ApiContext& c, const Call& call);

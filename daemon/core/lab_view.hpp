@@ -11,6 +11,7 @@ struct MachineInfo {
   std::string name, group, backend, description;
   bool busy = false;
   std::string current; // commit being built or run; empty when idle
+  int slots = 1;       // visits it takes at once (a LAVA device type: its idle devices)
 };
 
 class LabView {
@@ -19,7 +20,7 @@ public:
   // Every machine, in lab-file order.
   [[nodiscard]] virtual std::vector<MachineInfo> machines() const = 0;
 
-  // How many machines `group` has.
+  // How many visits `group` takes at once (its machines' slots).
   [[nodiscard]] int machines_in(const std::string& group) const;
   // The first machine of `group` (where interleaved confirmations are pinned), empty when it has none.
   [[nodiscard]] std::string first_in(const std::string& group) const;
