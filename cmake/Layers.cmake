@@ -41,6 +41,7 @@ set(BISECTD_LAYERS
   "tests/support | base/ | | posix"
   "tests/fakes | fakes/ base/ bisect/ storage/ vcs/ kbuild/ lab/ daemon/core/ | | std"
   "tests/kernel | base/ kbuild/ lab/ | | posix"
+  "tests/lava | base/ lab/ | | posix"
   "tests/layering | | | std"
   "tests | support/ | catch2 | posix"
   "tests/unit/base | base/ support/ | catch2 | posix"

@@ -46,6 +46,8 @@ struct VisitRequest {
   int runs = 1;
   std::filesystem::path log_dir;                  // where console and run logs go
   const std::atomic<bool>* cancel = nullptr;
+  // Names a backend may attach to what it runs (a LAVA job's metadata): "request", "bisection", "build".
+  std::map<std::string, std::string> metadata;
   // A backend whose visit lives outside this process (a LAVA job) stores its handle with `save_handle` before
   // it waits, so that a restarted daemon gets it back in `resume` and follows that job instead of starting a
   // second one. Backends whose visits die with the daemon ignore both.

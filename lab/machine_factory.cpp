@@ -2,6 +2,7 @@
 
 #include "lab/machine.hpp"
 
+#include "lab/lava_machine.hpp"
 #include "lab/local_machine.hpp"
 #include "lab/qemu_machine.hpp"
 #include "lab/ssh_machine.hpp"
@@ -23,6 +24,7 @@ constexpr std::array k_backends{
   Backend{"local", &LocalMachine::create},
   Backend{"qemu", &QemuMachine::create},
   Backend{"ssh", &SshMachine::create},
+  Backend{"lava", &LavaMachine::create},
 };
 
 std::string known_backends() {

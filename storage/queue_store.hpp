@@ -21,6 +21,11 @@ public:
   // a request that keeps failing never holds up the others.
   virtual Result<std::optional<RequestRow>> claim_request(const std::string& group, const std::string& machine) = 0;
   virtual Status set_request_state(std::int64_t id, RequestState state) = 0;
+  // Stores (or clears, with "") the lab's handle of the request's running visit. A queued request with a handle is
+  // claimed only by the machine it ran on, before any other request of that machine.
+  virtual Status set_lab_handle(std::int64_t id, const std::string& handle) = 0;
+  // Back to the queue without using an attempt (the lab withdrew the visit); the handle is cleared.
+  virtual Status requeue_request(std::int64_t id, const std::string& message) = 0;
   // Stores the visit's samples and marks the request done, atomically.
   virtual Status finish_request(std::int64_t id, const std::vector<SampleRow>& samples) = 0;
   // Marks the request failed (no `retry_at`) or back to queued, to be claimed at `retry_at` (unix time) or later.

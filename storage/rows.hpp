@@ -46,6 +46,7 @@ struct RequestRow {
   std::int64_t retry_at = 0;          // queued again after a failure: not claimed before this unix time
   std::string machine, error, error_code;
   std::int64_t created_at = 0, updated_at = 0;
+  std::string lab_handle;             // a running visit's handle in the lab (LAVA job id); "" when none
 
   [[nodiscard]] bool is_open() const { return storage::is_open(state); }
 };

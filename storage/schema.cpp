@@ -113,6 +113,11 @@ R"sql(
 CREATE TABLE machine_state (
   name TEXT PRIMARY KEY, consecutive_infra INTEGER NOT NULL DEFAULT 0, quarantined INTEGER NOT NULL DEFAULT 0,
   reason TEXT NOT NULL DEFAULT '', updated_at INTEGER NOT NULL DEFAULT 0);
+)sql",
+// 5: the lab's handle of a visit that lives outside the daemon (a LAVA job id), stored before the visit waits, so
+// a restarted daemon follows that job on the same machine instead of submitting it again.
+R"sql(
+ALTER TABLE requests ADD COLUMN lab_handle TEXT NOT NULL DEFAULT '';
 )sql"};
 
 Result<int> current_version(Connection& connection) {

@@ -11,7 +11,7 @@ namespace {
 constexpr std::string_view k_request_columns =
   "id, tree, job, commit_sha, purpose, COALESCE(bisection_id, 0), COALESCE(detection_id, 0), machine_group, "
   "COALESCE(pin_machine, ''), runs, variant, state, attempts, COALESCE(machine, ''), COALESCE(error, ''), "
-  "COALESCE(error_code, ''), created_at, updated_at, retry_at";
+  "COALESCE(error_code, ''), created_at, updated_at, retry_at, lab_handle";
 
 RequestRow read_request(const Statement& s) {
   RequestRow r;
@@ -34,6 +34,7 @@ RequestRow read_request(const Statement& s) {
   r.created_at = s.column_int(16);
   r.updated_at = s.column_int(17);
   r.retry_at = s.column_int(18);
+  r.lab_handle = s.column_text(19);
   return r;
 }
 
@@ -65,9 +66,10 @@ Result<std::optional<RequestRow>> Store::claim_request(const std::string& group,
                                  *m_connection,
                                  request_select("state = 'queued' AND machine_group = ? AND "
                                                 "(pin_machine IS NULL OR pin_machine = ?) AND retry_at <= ? AND "
+                                                "(lab_handle = '' OR machine = ?) AND "
                                                 "tree NOT IN (SELECT name FROM trees WHERE removed = 1) "
-                                                "ORDER BY attempts, id LIMIT 1"),
-                                 {text(group), text(machine), integer(base::unix_now())}, read_request));
+                                                "ORDER BY lab_handle = '', attempts, id LIMIT 1"),
+                                 {text(group), text(machine), integer(base::unix_now()), text(machine)}, read_request));
   if (!row) {
     return std::optional<RequestRow>{};
   }
@@ -107,6 +109,19 @@ Result<std::pair<int, int>> Store::requeue_interrupted(int max_attempts) {
                      m_connection->run("UPDATE requests SET state = 'queued' WHERE state IN ('building', 'running')"));
   BISECTD_TRY(txn.commit());
   return std::pair{requeued, failed};
+}
+
+Status Store::set_lab_handle(std::int64_t id, const std::string& handle) {
+  BISECTD_TRY(m_connection->run("UPDATE requests SET lab_handle = ?, updated_at = ? WHERE id = ?",
+                                {text(handle), integer(base::unix_now()), integer(id)}));
+  return {};
+}
+
+Status Store::requeue_request(std::int64_t id, const std::string& message) {
+  BISECTD_TRY(m_connection->run("UPDATE requests SET state = 'queued', attempts = MAX(attempts - 1, 0), lab_handle = '', "
+                                "error = ?, error_code = 'cancelled', retry_at = 0, updated_at = ? WHERE id = ?",
+                                {text(message), integer(base::unix_now()), integer(id)}));
+  return {};
 }
 
 Result<std::int64_t> Store::failed_requests_for(const std::string& job, const std::string& commit, Purpose purpose) {

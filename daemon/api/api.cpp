@@ -10,7 +10,7 @@ namespace bisectd::daemon::api {
 
 namespace {
 
-constexpr std::array<Route<ApiContext>, 21> k_routes{{
+constexpr std::array<Route<ApiContext>, 23> k_routes{{
   {"GET", "/api/v1/status", &get_status},
   {"GET", "/api/v1/machines", &get_machines},
   {"POST", "/api/v1/machines/{name}/release", &post_machine_release},
@@ -31,6 +31,8 @@ constexpr std::array<Route<ApiContext>, 21> k_routes{{
   {"GET", "/api/v1/logs/{kind}/{id}", &get_log},
   {"GET", "/api/v1/results/{commit}", &get_results},
   {"GET", "/api/v1/noise", &get_noise},
+  {"POST", "/lava/notify/{id}", &post_lava_notify},
+  {"GET", "/lava/artifacts/{secret}/{file}", &get_lava_artifact},
 }};
 
 bool is_number(const std::string& text) {
@@ -64,7 +66,8 @@ HttpResponse Api::route(const HttpRequest& request) {
   auto question = request.target.find('?');
   auto path = request.target.substr(0, question);
   // Reads are open; every other method writes and needs the token, whatever the path.
-  if (request.method != "GET" && !authorized(request.authorization)) {
+  if (request.method != "GET" && !authorized(request.authorization) &&
+      !lava_callback_authorized(path, request.authorization)) {
     return error_response(401, "a valid token is required for " + request.method + " (Authorization: Bearer ...)");
   }
   Call call;

@@ -17,6 +17,8 @@ public:
   HttpResponse handle(const HttpRequest& request);
   // True when `authorization` carries the token ("Bearer <token>"), compared in constant time.
   [[nodiscard]] bool authorized(const std::string& authorization) const;
+  // True for LAVA's notify callback (POST /lava/notify/ID) carrying the configured callback secret (lava.cpp).
+  [[nodiscard]] bool lava_callback_authorized(const std::string& target, const std::string& authorization) const;
 
 private:
   HttpResponse route(const HttpRequest& request);

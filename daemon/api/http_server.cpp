@@ -48,7 +48,8 @@ private:
     if (m_loopback && !is_loopback_host(std::string(req[http::field::host]))) {
       return error_response(421, "this API answers only to Host: localhost or a loopback address");
     }
-    if (req.method() != http::verb::get && !m_api.authorized(std::string(req[http::field::authorization]))) {
+    if (req.method() != http::verb::get && !m_api.authorized(std::string(req[http::field::authorization])) &&
+        !m_api.lava_callback_authorized(std::string(req.target()), std::string(req[http::field::authorization]))) {
       return error_response(401, "a valid token is required for " + std::string(req.method_string()) +
                                    " (Authorization: Bearer ...)");
     }

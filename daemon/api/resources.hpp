@@ -23,6 +23,13 @@
 
 namespace bisectd::daemon::api {
 
+// LAVA's callback and artifact routes (daemon/api/lava.cpp), wired by the daemon from the lab's lava machines.
+struct LavaHooks {
+  std::string callback_secret;                  // what LAVA sends in Authorization; "" = no callback
+  std::function<void(std::int64_t)> notify;     // wakes the visit following that job
+  std::filesystem::path publish_dir;            // builds published for http artifact URLs; "" = none
+};
+
 struct ApiContext {
   storage::TreeStore& trees;
   storage::QueueStore& queue;
@@ -41,6 +48,7 @@ struct ApiContext {
   std::shared_ptr<std::mutex> tree_changes = std::make_shared<std::mutex>(); // serialises tree adds
   // Returns a quarantined machine to service: false when it was not quarantined, not_found for no such machine.
   std::function<Result<bool>(const std::string& name)> release_machine;
+  LavaHooks lava{};
 };
 
 // status.cpp
@@ -67,6 +75,9 @@ HttpResponse get_detections(ApiContext& c, const Call& call);
 HttpResponse get_log(ApiContext& c, const Call& call);
 // bisection_detail.cpp
 HttpResponse get_bisection(ApiContext& c, const Call& call);
+// lava.cpp
+HttpResponse post_lava_notify(ApiContext& c, const Call& call);
+HttpResponse get_lava_artifact(ApiContext& c, const Call& call);
 // results.cpp
 HttpResponse get_results(ApiContext& c, const Call& call);
 HttpResponse get_noise(ApiContext& c, const Call& call);

@@ -5,7 +5,7 @@ namespace bisectd::daemon {
 int LabView::machines_in(const std::string& group) const {
   int n = 0;
   for (const auto& m : machines()) {
-    n += m.group == group ? 1 : 0;
+    n += m.group == group ? m.slots : 0;
   }
   return n;
 }

@@ -13,6 +13,7 @@ struct MachineInfo {
   std::string current; // commit being built or run; empty when idle
   bool quarantined = false;      // no visits until released (daemon/run/quarantine.hpp)
   std::string quarantine_reason;
+  int slots = 1;       // visits it takes at once (a LAVA device type: its idle devices)
 };
 
 class LabView {
@@ -21,7 +22,7 @@ public:
   // Every machine, in lab-file order.
   [[nodiscard]] virtual std::vector<MachineInfo> machines() const = 0;
 
-  // How many machines `group` has.
+  // How many visits `group` takes at once (its machines' slots).
   [[nodiscard]] int machines_in(const std::string& group) const;
   // The first machine of `group` not in quarantine (where interleaved confirmations are pinned), empty when none.
   [[nodiscard]] std::string first_in(const std::string& group) const;

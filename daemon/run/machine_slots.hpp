@@ -20,8 +20,9 @@ public:
   [[nodiscard]] std::vector<MachineInfo> machines() const override;
   [[nodiscard]] std::size_t size() const { return m_slots.size(); }
   [[nodiscard]] lab::Machine& machine(std::size_t slot) { return *m_slots[slot].machine; }
+  // True when the machine runs as many visits as it takes (Machine::slots(): one, or a LAVA type's idle devices).
   [[nodiscard]] bool busy(std::size_t slot) const;
-  // Marks `slot` busy with `commit` (or idle, with an empty commit).
+  // One more visit on `slot` with `commit` (busy), or one fewer (not busy).
   void set_busy(std::size_t slot, bool busy, const std::string& commit = "");
   // Where quarantine is decided (null: none); quarantined slots get no visits.
   void set_quarantine(const Quarantine* quarantine) { m_quarantine = quarantine; }
@@ -32,7 +33,7 @@ public:
 private:
   struct Slot {
     std::unique_ptr<lab::Machine> machine;
-    bool busy = false;
+    int running = 0;
     std::string current;
   };
   mutable std::mutex m_mutex;

@@ -116,6 +116,19 @@ RequestOutcome VisitRunner::store_samples(const Job& job, const storage::Request
   return RequestOutcome::done;
 }
 
+// A backend whose visit outlives the daemon (LAVA) stores its handle through save_handle before it waits; a request
+// that comes back with one is resumed on the same machine (claim_request gives it only to that machine).
+void VisitRunner::add_lab_handle(lab::VisitRequest& visit, const storage::RequestRow& request,
+                                 const std::filesystem::path& artifact_dir) {
+  visit.resume = request.lab_handle;
+  visit.save_handle = [this, id = request.id](const std::string& handle) { return m_queue.set_lab_handle(id, handle); };
+  visit.metadata = {{"request", std::to_string(request.id)}, {"build", artifact_dir.filename().string()},
+                    {"purpose", std::string(to_string(request.purpose))}, {"tree", request.tree}, {"job", request.job}};
+  if (request.bisection_id != 0) {
+    visit.metadata["bisection"] = std::to_string(request.bisection_id);
+  }
+}
+
 RequestOutcome VisitRunner::run(lab::Machine& machine, const storage::RequestRow& request) {
   try {
     return run_unguarded(machine, request);
@@ -146,14 +159,23 @@ RequestOutcome VisitRunner::run_unguarded(lab::Machine& machine, const storage::
   (void)base::make_dirs(log_dir);
   lab::VisitRequest visit_request{request.commit, build->artifact_dir, build->kernel_release, (*job)->run,
                                   static_cast<int>(request.runs), log_dir, &m_stopping};
+  add_lab_handle(visit_request, request, build->artifact_dir);
   auto visit_started = std::chrono::steady_clock::now();
   auto visit = machine.visit(visit_request);
   record_visit_cost(**job, visit_started, visit);
+  if (m_stopping) { // a handle stays stored: the lab's visit goes on and is followed after the restart
+    return fail(request, Error{ErrorCode::cancelled, "daemon stopping"}, true);
+  }
+  if (!request.lab_handle.empty() || visit_request.save_handle) {
+    (void)m_queue.set_lab_handle(request.id, "");
+  }
   if (!visit) {
     return fail(request, visit.error().context("visit " + machine.spec().name), false);
   }
-  if (m_stopping) {
-    return fail(request, Error{ErrorCode::cancelled, "daemon stopping"}, true);
+  if (visit->outcome == lab::VisitOutcome::cancelled) {
+    spdlog::info("request {}: {}: back to the queue", request.id, visit->message);
+    (void)m_queue.requeue_request(request.id, visit->message);
+    return RequestOutcome::requeued;
   }
   if (m_quarantine != nullptr) {
     m_quarantine->on_visit(machine.spec().name, visit->outcome, visit->message, machine.quarantine_after());

@@ -43,6 +43,8 @@ private:
                                     const lab::VisitResult& visit);
   RequestOutcome store_samples(const Job& job, const storage::RequestRow& request, const std::string& machine,
                                const lab::VisitResult& visit);
+  void add_lab_handle(lab::VisitRequest& visit, const storage::RequestRow& request,
+                      const std::filesystem::path& artifact_dir);
   void record_visit_cost(const Job& job, std::chrono::steady_clock::time_point started,
                          const Result<lab::VisitResult>& visit);
 

@@ -6,6 +6,8 @@ BUILD_PACKAGES=(build-essential cmake ninja-build pkg-config git libgit2-dev lib
 TEST_PACKAGES=(python3-aiosmtpd sqlite3 ccache openssh-server openssh-client)
 KERNEL_PACKAGES=(linux-source-6.1 qemu-system-x86 busybox-static ccache bc flex bison libelf-dev libssl-dev cpio
   xz-utils kmod perl)
+# Installed only by the lava stage (tests/lava): a real LAVA server and dispatcher on this host (about 5 minutes).
+LAVA_PACKAGES=(postgresql lava-server lava-dispatcher)
 
 # install_packages PKG...: installs those not yet installed; needs root (or sudo) when something is missing.
 install_packages() {

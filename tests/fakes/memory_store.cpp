@@ -169,8 +169,9 @@ Result<std::optional<RequestRow>> MemoryStore::claim_request(const std::string& 
   for (auto& r : m_requests) {
     bool claimable = r.state == RequestState::queued && r.machine_group == group &&
                      (r.pin_machine.empty() || r.pin_machine == machine) && r.retry_at <= base::unix_now() &&
-                     !m_removed.contains(r.tree);
-    if (claimable && (best == nullptr || r.attempts < best->attempts)) {
+                     (r.lab_handle.empty() || r.machine == machine) && !m_removed.contains(r.tree);
+    auto rank = [](const RequestRow& row) { return std::pair{row.lab_handle.empty(), row.attempts}; };
+    if (claimable && (best == nullptr || rank(r) < rank(*best))) {
       best = &r;
     }
   }
@@ -181,6 +182,27 @@ Result<std::optional<RequestRow>> MemoryStore::claim_request(const std::string& 
   best->machine = machine;
   best->attempts += 1;
   return std::optional<RequestRow>(*best);
+}
+
+Status MemoryStore::set_lab_handle(std::int64_t id, const std::string& handle) {
+  std::lock_guard lock(m_mutex);
+  if (auto* r = find_request(id)) {
+    r->lab_handle = handle;
+  }
+  return {};
+}
+
+Status MemoryStore::requeue_request(std::int64_t id, const std::string& message) {
+  std::lock_guard lock(m_mutex);
+  if (auto* r = find_request(id)) {
+    r->state = RequestState::queued;
+    r->attempts = std::max<std::int64_t>(r->attempts - 1, 0);
+    r->lab_handle.clear();
+    r->error = message;
+    r->error_code = "cancelled";
+    r->retry_at = 0;
+  }
+  return {};
 }
 
 Status MemoryStore::set_request_state(std::int64_t id, RequestState state) {

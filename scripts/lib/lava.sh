@@ -1,0 +1,127 @@
+# A real LAVA server + dispatcher on this host for tests (Debian 12's LAVA 2023.01), started by hand: no systemd,
+# no apache. Sourced by tests/lava/lava-test.sh; usable by hand:
+#   source scripts/lib/packages.sh scripts/lib/lava.sh; lava_install; lava_start DIR; lava_setup DIR
+# lava_start writes DIR/pids (one pid a line, stopped by lava_stop DIR); lava_setup DIR/token (the admin's API
+# token) and DIR/callback-secret (the value LAVA sends with notify callbacks).
+# Everything binds 127.0.0.1. Needs root (LAVA's packages, PostgreSQL, the lavaserver user).
+
+LAVA_URL=${LAVA_URL:-http://127.0.0.1:8000}
+LAVA_DEVICES=(qemu01 qemu02)
+
+# lava_install: installs the LAVA packages when missing (about 5 minutes the first time).
+lava_install() {
+  install_packages "${LAVA_PACKAGES[@]}" || return 1
+  # The package's postinst skips the database while PostgreSQL is down; finish it once PostgreSQL runs.
+  lava_postgres_up || return 1
+  if [ ! -e /etc/lava-server/settings.d/00-database.yaml ] ||
+    ! su postgres -c "psql -tAc \"SELECT 1 FROM pg_database WHERE datname='lavaserver'\"" | grep -q 1; then
+    /usr/bin/python3 /usr/share/lava-server/postinst.py --config --db >/dev/null || return 1
+  fi
+  mkdir -p /etc/lava-server/settings.d
+  # Plain HTTP on loopback (no TLS): cookies must not require https. A fast scheduler poll for tests.
+  cat >/etc/lava-server/settings.d/90-bisectd-test.yaml <<'EOF'
+CSRF_COOKIE_SECURE: false
+SESSION_COOKIE_SECURE: false
+ALLOWED_HOSTS: ["127.0.0.1", "localhost"]
+EOF
+}
+
+lava_postgres_up() {
+  local version
+  version=$(ls /etc/postgresql | sort -n | tail -1)
+  pg_ctlcluster "$version" main status >/dev/null 2>&1 || pg_ctlcluster "$version" main start
+}
+
+# lava_wait_http URL SECONDS: waits until URL answers.
+lava_wait_http() {
+  local i
+  for ((i = 0; i < $2 * 2; i++)); do
+    curl -fsS -o /dev/null "$1" 2>/dev/null && return 0
+    sleep 0.5
+  done
+  echo "lava: $1 did not answer within $2 s" >&2
+  return 1
+}
+
+# lava_start DIR: gunicorn, the scheduler and a worker, logs in DIR.
+lava_start() {
+  local dir=$1
+  mkdir -p "$dir"
+  : >"$dir/pids"
+  lava_postgres_up || return 1
+  (cd / && exec setsid gunicorn3 lava_server.wsgi -u lavaserver -g lavaserver --workers 2 --timeout 120 \
+    --bind 127.0.0.1:8000) >>"$dir/gunicorn.log" 2>&1 &
+  echo $! >>"$dir/pids"
+  lava_wait_http "$LAVA_URL/api/v0.2/system/version/" 120 || return 1
+  # LAVA's scheduler looks for work every 20 s (or on a publisher event; no publisher here): tuned to 2 s for
+  # tests through its module constant. The worker asks for jobs every --ping-interval.
+  (cd / && exec setsid /usr/bin/python3 -c '
+import importlib, os, sys
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lava_server.settings.prod")
+import django
+django.setup()
+scheduler = importlib.import_module("lava_server.management.commands.lava-scheduler")
+scheduler.INTERVAL = float(os.environ.get("LAVA_SCHEDULER_INTERVAL", "2"))
+scheduler.PING_TIMEOUT = 60
+scheduler.Command().run_from_argv(["lava-server", "lava-scheduler", "--log-file", sys.argv[1], "--level", "DEBUG"])
+' "$dir/scheduler.log") >>"$dir/scheduler.out" 2>&1 &
+  echo $! >>"$dir/pids"
+  (cd / && exec setsid lava-worker --url "$LAVA_URL/" --name "$(hostname)" --log-file "$dir/worker.log" \
+    --level DEBUG --ping-interval 1 --job-log-interval 1) >>"$dir/worker.out" 2>&1 &
+  echo $! >>"$dir/pids"
+}
+
+# lava_stop DIR: stops what lava_start started (each process group by its pid).
+lava_stop() {
+  local pid
+  [ -f "$1/pids" ] || return 0
+  while read -r pid; do
+    [ -n "$pid" ] && kill -TERM -- "-$pid" 2>/dev/null
+  done <"$1/pids"
+  sleep 2
+  while read -r pid; do
+    [ -n "$pid" ] && kill -KILL -- "-$pid" 2>/dev/null
+  done <"$1/pids"
+  rm -f "$1/pids"
+}
+
+# lava_manage ARGS...: lava-server manage as LAVA's own user set-up expects.
+lava_manage() { (cd / && lava-server manage "$@"); }
+
+# lava_setup DIR: the admin user and token (DIR/token), device type qemu, devices qemu01 and qemu02 (no KVM).
+lava_setup() {
+  local dir=$1 token device
+  lava_manage users list 2>/dev/null | grep -qw admin ||
+    lava_manage users add --superuser --staff --passwd admin-test admin >/dev/null || return 1
+  token=$(lava_manage tokens list --user admin 2>/dev/null | sed -n 's/^\* \([a-z0-9]\{20,\}\).*/\1/p' | head -1)
+  [ -n "$token" ] || token=$(lava_manage tokens add --user admin --description bisectd-test) || return 1
+  printf '%s\n' "$token" >"$dir/token"
+  # The notify callback's token: LAVA sends its value (DIR/callback-secret) in the callback's Authorization header.
+  if ! lava_manage tokens list --user admin 2>/dev/null | grep -q "(bisectd-callback)"; then
+    head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$dir/callback-secret"
+    lava_manage tokens add --user admin --description bisectd-callback --secret "$(cat "$dir/callback-secret")" \
+      >/dev/null || return 1
+  else
+    lava_manage tokens list --user admin | sed -n 's/^\* \([a-z0-9]*\) (bisectd-callback)$/\1/p' >"$dir/callback-secret"
+  fi
+  lava_manage device-types list 2>/dev/null | grep -qw qemu || lava_manage device-types add qemu || return 1
+  mkdir -p /etc/lava-server/dispatcher-config/devices
+  for device in "${LAVA_DEVICES[@]}"; do
+    cat >"/etc/lava-server/dispatcher-config/devices/$device.jinja2" <<EOF
+{% extends 'qemu.jinja2' %}
+{% set mac_addr = '52:54:00:12:34:$(printf '%02x' $((0x59 + ${device#qemu})))' %}
+{% set memory = 512 %}
+{% set no_kvm = True %}
+EOF
+    lava_manage devices list 2>/dev/null | grep -qw "$device" ||
+      lava_manage devices add --device-type qemu --worker "$(hostname)" "$device" || return 1
+    lava_manage devices update --health UNKNOWN "$device" >/dev/null 2>&1 || true
+  done
+}
+
+# lava_api PATH [curl args...]: an authenticated REST v0.2 call.
+lava_api() {
+  local path=$1
+  shift
+  curl -fsS -H "Authorization: Token $(cat "$LAVA_DIR/token")" "$@" "$LAVA_URL/api/v0.2/$path"
+}

@@ -1,0 +1,144 @@
+#!/usr/bin/env bash
+# LAVA test (ctest label `lava`): a real LAVA 2023.01 (Debian 12) on this host, started by hand (scripts/lib/lava.sh),
+# two QEMU devices without KVM, and visits of the kernel the kernel tests build through the `lava` backend:
+#   lava-test.sh LAVA_VISIT_TOOL KERNEL_LAB_TOOL BENCH_CORE_DIR
+# Checks: wrong URL / wrong token fail machine creation with one line; slots = idle devices; a visit gives samples
+# (timed against the `qemu` backend on the same kernel); a bad artifact URL is Incomplete → infra; a visit killed
+# with SIGKILL while its job runs is resumed from the stored job id and followed to the end, not resubmitted (jobs
+# counted on the LAVA side). Then the bisection through bisectd (test_lava_bisect.py) when BISECTD_LAVA_BISECT=1.
+# Needs root (packages, PostgreSQL); exit 125 (skip) when a prerequisite is missing. Timings: "timing: ..." lines.
+set -euo pipefail
+
+tool=$(realpath "$1")
+kernel_tool=$(realpath "$2")
+export BISECTD_BENCH_CORE_DIR=$(realpath "$3")
+src=$(cd "$(dirname "$0")/../.." && pwd)
+source "$src/scripts/lib/packages.sh"
+source "$src/scripts/lib/lava.sh"
+root=${BISECTD_KERNEL_TEST_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/bisectd/kernel-test}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/lava-test.XXXXXX")
+export LAVA_DIR=$tmp/lava
+failures=0
+
+skip() { echo "SKIP: $*"; exit 125; }
+note() { echo "--- $*"; }
+fail() { echo "FAIL: $*"; failures=$((failures + 1)); }
+value() { sed -n "s/^$1: //p" "$2" | head -1; }
+expect() { # expect FILE KEY VALUE
+  local got
+  got=$(value "$2" "$1")
+  [[ $got == "$3" ]] || fail "$1: $2 is '$got', expected '$3'"
+}
+now() { date +%s.%N; }
+elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
+cleanup() { lava_stop "$LAVA_DIR"; }
+trap cleanup EXIT
+
+[[ $(id -u) -eq 0 ]] || skip "needs root (LAVA's packages and PostgreSQL)"
+[[ -r /usr/src/linux-source-6.1.tar.xz ]] || skip "linux-source-6.1 not installed"
+[[ -x /bin/busybox ]] || skip "busybox-static not installed"
+[[ -x $BISECTD_BENCH_CORE_DIR/page_fault ]] || skip "bench-core not built in $BISECTD_BENCH_CORE_DIR"
+
+note "LAVA: install (first time ~5 min), start, set up"
+start=$(now)
+lava_install >"$tmp/install.log" 2>&1 || { tail -20 "$tmp/install.log"; exit 1; }
+echo "timing: LAVA install $(elapsed "$start")s"
+start=$(now)
+lava_start "$LAVA_DIR" || { tail -20 "$LAVA_DIR"/*.log; exit 1; }
+lava_setup "$LAVA_DIR" >"$tmp/setup.log" 2>&1 || { cat "$tmp/setup.log"; exit 1; }
+echo "timing: LAVA start + setup $(elapsed "$start")s"
+jobs_on_lava() { lava_api "jobs/?limit=1" | python3 -c 'import json, sys; print(json.load(sys.stdin)["count"])'; }
+job_state() { lava_api "jobs/$1/" | python3 -c 'import json, sys; print(json.load(sys.stdin)["state"])'; }
+
+note "the kernel (the kernel tests' build, reused)"
+"$src/scripts/make-kernel-tree" "$root/tree.git" >"$tmp/planted" 2>"$tmp/tree.log" || { cat "$tmp/tree.log"; exit 1; }
+base=$(cat "$root/tree.git/.bisectd-base")
+if [[ ! -e $root/worktree/.git ]]; then
+  rm -rf "$root/worktree"
+  git -C "$root/tree.git" worktree prune
+  git -C "$root/tree.git" worktree add -q --detach "$root/worktree" "$base"
+fi
+git -C "$root/worktree" checkout -q --detach "$base"
+"$kernel_tool" build --tree demo --worktree "$root/worktree" --commit "$base" --store "$root/store" \
+  --build-root "$root/kbuild" --fragment "$src/configs/kconfig/qemu-x86_64.config" >"$tmp/build" 2>>"$tmp/tool.log"
+expect "$tmp/build" outcome ok
+artifacts=$(value artifact_dir "$tmp/build")
+release="6.1.192-g${base:0:12}"
+
+lava_settings=(--setting "url=$LAVA_URL" --setting "token_file=$LAVA_DIR/token" --setting device_type=qemu
+  --setting timeouts.queue=300s --setting timeouts.unreachable=60s)
+visit() { # visit OUT [tool args...]: one page_fault visit, 2 runs
+  local out=$1
+  shift
+  "$tool" --artifacts "$artifacts" --log-dir "$tmp/logs" --release "$release" --runs 2 \
+    --primary page_fault.ops_per_sec --memory-mb 256 "$@" -- page_fault --seconds 1 >"$out" 2>>"$tmp/tool.log" || true
+}
+
+note "machine creation: a wrong URL or token is one line, the right ones give slots = idle devices"
+echo "not-a-token" >"$tmp/bad-token"
+"$tool" --check-only --setting url=http://127.0.0.1:9 --setting "token_file=$LAVA_DIR/token" \
+  --setting device_type=qemu >"$tmp/bad-url" 2>>"$tmp/tool.log" && fail "a wrong URL was accepted"
+grep -q "^error: unreachable: machine lava-test: LAVA at http://127.0.0.1:9" "$tmp/bad-url" || fail "bad URL: $(cat "$tmp/bad-url")"
+"$tool" --check-only --setting "url=$LAVA_URL" --setting "token_file=$tmp/bad-token" \
+  --setting device_type=qemu >"$tmp/bad-tok" 2>>"$tmp/tool.log" && fail "a wrong token was accepted"
+grep -q "^error: invalid_config: .*token was rejected" "$tmp/bad-tok" || fail "bad token: $(cat "$tmp/bad-tok")"
+[[ $(wc -l <"$tmp/bad-tok") -eq 1 ]] || fail "the token error is not one line"
+"$tool" --check-only "${lava_settings[@]}" >"$tmp/check" 2>>"$tmp/tool.log" || fail "check: $(cat "$tmp/check")"
+expect "$tmp/check" slots 2
+
+note "one visit on qemu and one on LAVA, same kernel: samples, and LAVA's overhead"
+visit "$tmp/qemu" --backend qemu --setting accel=tcg
+expect "$tmp/qemu" outcome ok
+jobs_before=$(jobs_on_lava)
+visit "$tmp/lava" "${lava_settings[@]}"
+expect "$tmp/lava" outcome ok
+expect "$tmp/lava" runs 2
+expect "$tmp/lava" run0.ok 1
+expect "$tmp/lava" run1.ok 1
+awk -F': ' '$1 == "run0.page_fault.ops_per_sec" && $2 > 1000 { ok = 1 } END { exit !ok }' "$tmp/lava" ||
+  fail "no plausible page_fault.ops_per_sec sample from LAVA"
+grep -q "BISECTD-BOOT release=$release" "$(value console_log "$tmp/lava")" || fail "the LAVA console lacks the marker"
+[[ $(jobs_on_lava) -eq $((jobs_before + 1)) ]] || fail "one visit is not one LAVA job"
+echo "timing: visit qemu $(value seconds "$tmp/qemu")s, lava $(value seconds "$tmp/lava")s"
+
+note "a bad artifact URL: the job is Incomplete, the visit infra"
+mkdir -p "$tmp/publish"
+visit "$tmp/bad-url-visit" "${lava_settings[@]}" --setting artifact_url=http://127.0.0.1:9/nothing \
+  --setting "publish_dir=$tmp/publish"
+expect "$tmp/bad-url-visit" outcome infra
+grep -q "Incomplete\|infrastructure" "$tmp/bad-url-visit" || fail "bad artifact: $(value message "$tmp/bad-url-visit")"
+
+note "SIGKILL while the job runs, then resume from the stored id: followed to the end, not resubmitted"
+jobs_before=$(jobs_on_lava)
+rm -f "$tmp/handle"
+visit "$tmp/killed" "${lava_settings[@]}" --handle-file "$tmp/handle" &
+visitor=$!
+for _ in $(seq 240); do
+  [[ -s $tmp/handle ]] && [[ $(job_state "$(cat "$tmp/handle")") == Running ]] && break
+  sleep 0.5
+done
+[[ -s $tmp/handle ]] || fail "no handle was stored"
+kill -KILL "$visitor" 2>/dev/null || true
+wait "$visitor" 2>/dev/null || true
+id=$(cat "$tmp/handle")
+echo "killed the visit while LAVA job $id was $(job_state "$id")"
+visit "$tmp/resumed" "${lava_settings[@]}" --resume "$id"
+expect "$tmp/resumed" outcome ok
+expect "$tmp/resumed" run1.ok 1
+[[ $(jobs_on_lava) -eq $((jobs_before + 1)) ]] || fail "the resumed visit submitted another job"
+
+if [[ ${BISECTD_LAVA_BISECT:-0} == 1 ]]; then
+  note "the planted regression bisected by bisectd on LAVA devices"
+  start=$(now)
+  LAVA_TOKEN_FILE=$LAVA_DIR/token LAVA_CALLBACK_SECRET_FILE=$LAVA_DIR/callback-secret python3 "$src/tests/lava/test_lava_bisect.py" || fail "bisection on LAVA"
+  echo "timing: bisection on LAVA $(elapsed "$start")s"
+fi
+
+if ((failures > 0)); then
+  echo "lava test: $failures failure(s); logs in $tmp"
+  trap - EXIT
+  cleanup
+  exit 1
+fi
+rm -rf "$tmp"
+echo "lava test: ok"

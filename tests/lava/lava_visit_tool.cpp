@@ -1,0 +1,134 @@
+// lava_visit_tool: one visit through lab::make_machine on a real lab, for tests/lava/lava-test.sh.
+//   lava_visit_tool --backend lava|qemu --artifacts DIR --log-dir DIR [--release R] [--runs N] [--primary METRIC]
+//                   [--setting KEY=VALUE]... [--resume HANDLE] [--handle-file FILE] [--check-only] -- COMMAND ARGS...
+// Prints `key: value` lines (outcome, message, boot_id, runs, run<i>.ok, run<i>.<metric>, seconds). --handle-file:
+// the visit's save_handle writes the handle there (the LAVA job id) before the visit waits. --check-only: create the
+// machine and print its slots, no visit. Exit 0 when the visit itself worked (whatever its outcome), 1 on an error
+// (printed as "error: <code>: <message>"), 2 on bad usage.
+
+#include "base/fs.hpp"
+#include "lab/machine.hpp"
+
+#include <chrono>
+#include <iostream>
+#include <map>
+#include <string>
+#include <vector>
+
+using namespace bisectd;
+
+namespace {
+
+const char* outcome_name(lab::VisitOutcome outcome) {
+  switch (outcome) {
+  case lab::VisitOutcome::ok:
+    return "ok";
+  case lab::VisitOutcome::boot_failed:
+    return "boot_failed";
+  case lab::VisitOutcome::infra:
+    return "infra";
+  case lab::VisitOutcome::cancelled:
+    return "cancelled";
+  }
+  return "?";
+}
+
+int fail(const Error& error) {
+  std::cout << "error: " << to_string(error.code) << ": " << error.message << "\n";
+  return 1;
+}
+
+struct Args {
+  std::map<std::string, std::string> options;
+  std::vector<std::string> settings;
+  std::vector<std::string> rest;
+  bool check_only = false;
+  [[nodiscard]] std::string get(const std::string& key, const std::string& fallback = "") const {
+    auto found = options.find(key);
+    return found == options.end() ? fallback : found->second;
+  }
+};
+
+bool parse(int argc, char** argv, Args& args) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--") {
+      args.rest.assign(argv + i + 1, argv + argc);
+      return true;
+    }
+    if (arg == "--check-only") {
+      args.check_only = true;
+      continue;
+    }
+    if (arg.rfind("--", 0) != 0 || i + 1 >= argc) {
+      return false;
+    }
+    if (arg == "--setting") {
+      args.settings.emplace_back(argv[++i]);
+    } else {
+      args.options[arg.substr(2)] = argv[++i];
+    }
+  }
+  return args.check_only;
+}
+
+lab::MachineSpec make_spec(const Args& args) {
+  lab::MachineSpec spec;
+  spec.name = args.get("name", "lava-test");
+  spec.group = "test";
+  spec.backend = args.get("backend", "lava");
+  spec.cpus = std::stoi(args.get("cpus", "1"));
+  spec.memory_mb = std::stoi(args.get("memory-mb", "256"));
+  for (const auto& setting : args.settings) {
+    auto eq = setting.find('=');
+    spec.settings[setting.substr(0, eq)] = lab::scalar_setting(eq == std::string::npos ? "" : setting.substr(eq + 1));
+  }
+  return spec;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+  Args args;
+  if (!parse(argc, argv, args)) {
+    std::cerr << "usage: lava_visit_tool --backend B --artifacts DIR --log-dir DIR [...] -- COMMAND ARGS...\n";
+    return 2;
+  }
+  auto machine = lab::make_machine(make_spec(args));
+  if (!machine) {
+    return fail(machine.error());
+  }
+  if (args.check_only) {
+    std::cout << "slots: " << (*machine)->slots() << "\ndescribe: " << (*machine)->describe() << "\n";
+    return 0;
+  }
+  lab::VisitRequest request;
+  request.commit = args.get("commit", "0000000000000000000000000000000000000000");
+  request.artifact_dir = args.get("artifacts");
+  request.kernel_release = args.get("release");
+  request.log_dir = args.get("log-dir");
+  request.runs = std::stoi(args.get("runs", "1"));
+  request.run.command = args.rest;
+  request.run.timeout = std::chrono::seconds(std::stoi(args.get("run-timeout", "60")));
+  request.run.primary = args.get("primary");
+  request.resume = args.get("resume");
+  if (auto file = args.get("handle-file"); !file.empty()) {
+    request.save_handle = [file](const std::string& handle) { return base::write_file_atomic(file, handle + "\n"); };
+  }
+  auto started = std::chrono::steady_clock::now();
+  auto result = (*machine)->visit(request);
+  if (!result) {
+    return fail(result.error());
+  }
+  std::cout << "outcome: " << outcome_name(result->outcome) << "\nmessage: " << result->message
+            << "\nboot_id: " << result->boot_id << "\nconsole_log: " << result->console_log.string()
+            << "\nseconds: " << std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()
+            << "\nruns: " << result->runs.size() << "\n";
+  for (const auto& run : result->runs) {
+    std::cout << "run" << run.index << ".ok: " << (run.ok ? 1 : 0) << "\n";
+    for (const auto& [name, value] : run.metrics) {
+      std::cout << "run" << run.index << "." << name << ": " << value << "\n";
+    }
+  }
+  return 0;
+}
