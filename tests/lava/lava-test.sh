@@ -103,7 +103,7 @@ echo "timing: visit qemu $(value seconds "$tmp/qemu")s, lava $(value seconds "$t
 
 note "a bad artifact URL: the job is Incomplete, the visit infra"
 mkdir -p "$tmp/publish"
-visit "$tmp/bad-url-visit" "${lava_settings[@]}" --setting artifact_url=http://127.0.0.1:9/nothing \
+visit "$tmp/bad-url-visit" "${lava_settings[@]}" --setting "artifact_url=$LAVA_URL/no-such-artifacts" \
   --setting "publish_dir=$tmp/publish"
 expect "$tmp/bad-url-visit" outcome infra
 grep -q "Incomplete\|infrastructure" "$tmp/bad-url-visit" || fail "bad artifact: $(value message "$tmp/bad-url-visit")"

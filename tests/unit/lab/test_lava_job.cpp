@@ -88,8 +88,10 @@ TEST_CASE("lab::parse_lava_settings", "[lab][lava]") {
     s["publish_dir"] = lab::scalar_setting("/var/lib/bisectd/published");
     s["callback.url"] = lab::scalar_setting("http://10.0.0.1:8080/lava/notify");
     s["callback.token"] = lab::scalar_setting("bisectd-callback");
+    s["callback.secret_file"] = lab::scalar_setting("/etc/bisectd/lava-callback-secret");
     auto settings = lab::parse_lava_settings(lava_spec(s));
     REQUIRE(settings);
+    CHECK(settings->callback_secret_file == "/etc/bisectd/lava-callback-secret");
     CHECK(settings->tags == std::vector<std::string>{"tcg", "x86"});
     CHECK(settings->priority == "75");
     CHECK(settings->job_timeout == 1200s);
@@ -103,7 +105,8 @@ TEST_CASE("lab::parse_lava_settings", "[lab][lava]") {
                     {"colour", lab::scalar_setting("red")},
                     {"timeouts.lunch", lab::scalar_setting("1h")},
                     {"artifact_url", lab::scalar_setting("http://x/y")},
-                    {"url", lab::scalar_setting("lava.example")}};
+                    {"url", lab::scalar_setting("lava.example")},
+                    {"callback.url", lab::scalar_setting("http://127.0.0.1:8080/lava/notify")}};
     auto settings = lab::parse_lava_settings(lava_spec(s));
     REQUIRE_FALSE(settings);
     CHECK(settings.error().code == ErrorCode::invalid_config);
@@ -114,6 +117,7 @@ TEST_CASE("lab::parse_lava_settings", "[lab][lava]") {
     CHECK(m.find("settings.timeouts.lunch: unknown timeout") != std::string::npos);
     CHECK(m.find("settings.publish_dir: required with an http artifact_url") != std::string::npos);
     CHECK(m.find("settings.url: expected http://host[:port]") != std::string::npos);
+    CHECK(m.find("settings.callback.url: needs callback.token") != std::string::npos);
   }
 }
 
@@ -133,6 +137,7 @@ TEST_CASE("lab::render_lava_job", "[lab][lava]") {
     s["append"] = lab::scalar_setting("mitigations=off");
     s["callback.url"] = lab::scalar_setting("http://127.0.0.1:8080/lava/notify");
     s["callback.token"] = lab::scalar_setting("bisectd-callback");
+    s["callback.secret_file"] = lab::scalar_setting("/etc/bisectd/lava-callback-secret");
     auto settings = lab::parse_lava_settings(lava_spec(s));
     REQUIRE(settings);
     auto job = lab::render_lava_job(*settings, inputs());
