@@ -4,13 +4,12 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <array>
 
 namespace bisectd::daemon::api {
 
 namespace {
 
-constexpr std::array<Route<ApiContext>, 23> k_routes{{
+constexpr Route<ApiContext> k_routes[] = {
   {"GET", "/api/v1/status", &get_status},
   {"GET", "/api/v1/machines", &get_machines},
   {"POST", "/api/v1/machines/{name}/release", &post_machine_release},
@@ -33,7 +32,7 @@ constexpr std::array<Route<ApiContext>, 23> k_routes{{
   {"GET", "/api/v1/noise", &get_noise},
   {"POST", "/lava/notify/{id}", &post_lava_notify},
   {"GET", "/lava/artifacts/{secret}/{file}", &get_lava_artifact},
-}};
+};
 
 bool is_number(const std::string& text) {
   return !text.empty() && text.size() <= 18 && std::all_of(text.begin(), text.end(), ::isdigit);
