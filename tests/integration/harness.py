@@ -95,10 +95,10 @@ class Env:
             return ""
 
     # --- bisectctl ---------------------------------------------------------------------------------
-    def ctl(self, *args, expect=0):
+    def ctl(self, *args, expect=0, timeout=300):
         env = dict(os.environ, BISECTD_URL=self.url, BISECTD_TOKEN_FILE=os.path.join(self.data, "token"))
         r = subprocess.run([os.path.join(BIN, "bisectctl"), *args], env=env, capture_output=True, text=True,
-                           timeout=300)
+                           timeout=timeout)
         if expect is not None:
             check(r.returncode == expect, f"bisectctl {' '.join(args)}: exit {r.returncode}, expected {expect}\n"
                                           f"stdout: {r.stdout}\nstderr: {r.stderr}")

@@ -117,6 +117,7 @@ build: {recipe: command, command: [make, bench], artifacts: [bench], timeout: 12
 run: {machine_group: boxes, command: [./bench, --seconds, "0.3"], runs: 3, timeout: 60s}
 metrics: {parse: lkp, primary: bench.ops_per_sec, direction: higher_is_better, threshold: 5%}
 params: {nr_threads: 1}
+verify: {pairs: 4, revert: false, layout: false}   # every visit is an ssh round trip: keep the test short
 """)
     return path
 
@@ -197,7 +198,7 @@ def test(env):
         git(repo, "update-ref", "refs/heads/master", shas["head"])
         wait_for(lambda: env.ctl_json("bisections")["bisections"], 600, "no bisection opened after the push")
         bisection = env.ctl_json("bisections")["bisections"][0]
-        r = env.ctl("wait", str(bisection["id"]), "--timeout", "900", expect=None)
+        r = env.ctl("wait", str(bisection["id"]), "--timeout", "900", expect=None, timeout=960)
         show = env.ctl_json("show", str(bisection["id"]))
         check(r.returncode == 0, f"wait: exit {r.returncode}: {r.stderr[-500:]}\nshow: {show}")
         check(show["state"] == "found", f"state: {show['state']}")
