@@ -3,7 +3,11 @@
 
 #include "lab/console.hpp"
 
+#include "base/fs.hpp"
 #include "base/strings.hpp"
+#include "lab/metrics.hpp"
+
+#include <spdlog/spdlog.h>
 
 #include <array>
 #include <cctype>
@@ -122,6 +126,27 @@ std::string boot_failure(const ConsoleLog& log, std::string_view expected_releas
     return "booted kernel is '" + log.release + "', expected '" + std::string(expected_release) + "'";
   }
   return "";
+}
+
+RunResult run_result(const ConsoleRun& run, const VisitRequest& request, const std::string& boot_id,
+                     const char* backend) {
+  RunResult result;
+  result.index = run.index;
+  result.seconds = run.seconds;
+  result.metrics = parse_metrics(run.output, request.run.format);
+  result.log_path = request.log_dir / (boot_id + "-run" + std::to_string(run.index) + ".log");
+  if (auto written = base::write_file_atomic(result.log_path, run.output); !written) {
+    spdlog::warn("{}: {}", backend, written.error().message);
+  }
+  if (!run.ended) {
+    result.error = "no end marker";
+  } else if (run.exit_code != 0) {
+    result.error = "exit " + std::to_string(run.exit_code);
+  } else if (!request.run.primary.empty() && !result.metrics.contains(request.run.primary)) {
+    result.error = "no metric " + request.run.primary + " in the output";
+  }
+  result.ok = result.error.empty();
+  return result;
 }
 
 } // namespace bisectd::lab

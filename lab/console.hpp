@@ -8,6 +8,8 @@
 //   BISECTD-RUN-END <i> rc=<exit code> start=<uptime> end=<uptime>
 //   BISECTD-DONE
 
+#include "lab/machine.hpp"
+
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,5 +43,11 @@ ConsoleLog parse_console(std::string_view text);
 // Why the boot counts as failed, or "" when it did not: a crash, no boot marker, or a release other
 // than `expected_release` (not checked when that is empty).
 std::string boot_failure(const ConsoleLog& log, std::string_view expected_release);
+
+// One run of a booted visit as a RunResult: metrics parsed as the job says, the run's output kept in
+// `request.log_dir` as BOOT_ID-runN.log, and why it failed (no end marker, non-zero exit, no primary metric).
+// `backend` names the machine kind in the warning logged when the log cannot be written.
+RunResult run_result(const ConsoleRun& run, const VisitRequest& request, const std::string& boot_id,
+                     const char* backend);
 
 } // namespace bisectd::lab

@@ -74,26 +74,6 @@ std::string boot_id_of(const std::string& machine, std::int64_t id) {
   return name + "-lava-" + std::to_string(id);
 }
 
-RunResult make_run(const ConsoleRun& run, const VisitRequest& request, const std::string& boot_id) {
-  RunResult result;
-  result.index = run.index;
-  result.seconds = run.seconds;
-  result.metrics = parse_metrics(run.output, request.run.format);
-  result.log_path = request.log_dir / (boot_id + "-run" + std::to_string(run.index) + ".log");
-  if (auto written = base::write_file_atomic(result.log_path, run.output); !written) {
-    spdlog::warn("lava: {}", written.error().message);
-  }
-  if (!run.ended) {
-    result.error = "no end marker";
-  } else if (run.exit_code != 0) {
-    result.error = "exit " + std::to_string(run.exit_code);
-  } else if (!request.run.primary.empty() && !result.metrics.contains(request.run.primary)) {
-    result.error = "no metric " + request.run.primary + " in the output";
-  }
-  result.ok = result.error.empty();
-  return result;
-}
-
 VisitResult infra(std::string message) {
   VisitResult result;
   result.outcome = VisitOutcome::infra;
@@ -356,7 +336,7 @@ VisitResult LavaMachine::collect(std::int64_t id, const LavaJobStatus& status, c
   auto result = judge_lava_job(status, console, error_type, request.kernel_release);
   if (result.outcome == VisitOutcome::ok) {
     for (const auto& run : parse_console(console).runs) {
-      result.runs.push_back(make_run(run, request, boot_id));
+      result.runs.push_back(run_result(run, request, boot_id, "lava"));
     }
   } else {
     result.message = "LAVA job " + std::to_string(id) + (status.device.empty() ? "" : " on " + status.device) + ": " +

@@ -83,26 +83,6 @@ void watch_boot(std::stop_token token, const VisitRequest& request, const fs::pa
   }
 }
 
-RunResult make_run(const ConsoleRun& run, const VisitRequest& request, const std::string& boot_id) {
-  RunResult result;
-  result.index = run.index;
-  result.seconds = run.seconds;
-  result.metrics = parse_metrics(run.output, request.run.format);
-  result.log_path = request.log_dir / (boot_id + "-run" + std::to_string(run.index) + ".log");
-  if (auto written = base::write_file_atomic(result.log_path, run.output); !written) {
-    spdlog::warn("qemu: {}", written.error().message);
-  }
-  if (!run.ended) {
-    result.error = "no end marker";
-  } else if (run.exit_code != 0) {
-    result.error = "exit " + std::to_string(run.exit_code);
-  } else if (!request.run.primary.empty() && !result.metrics.contains(request.run.primary)) {
-    result.error = "no metric " + request.run.primary + " in the output";
-  }
-  result.ok = result.error.empty();
-  return result;
-}
-
 VisitResult failed(VisitOutcome outcome, std::string message) {
   VisitResult result;
   result.outcome = outcome;
@@ -232,7 +212,7 @@ Result<VisitResult> QemuMachine::visit(const VisitRequest& request) {
     auto console = parse_console(base::read_file(console_path).value_or(""));
     result = judge_boot(console, *end, request);
     for (const auto& run : result.outcome == VisitOutcome::ok ? console.runs : std::vector<ConsoleRun>{}) {
-      result.runs.push_back(make_run(run, request, boot_id));
+      result.runs.push_back(run_result(run, request, boot_id, "qemu"));
     }
   }
   result.boot_id = boot_id;
