@@ -54,7 +54,7 @@ def test(env):
 
     env.start_smtp()
     env.start_daemon("--lab", os.path.join(SOURCE, "configs", "lab", "qemu.yaml"))
-    env.ctl("tree", "add", "linux", repo, "--branch", "master", "--job", write_test_job(env))
+    env.ctl("tree", "add", "linux", repo, "--branch", "master", "--job", write_test_job(env), "--public")  # mail the author
 
     def baseline_done():
         progress(env, "baseline")
