@@ -83,7 +83,7 @@ std::optional<std::vector<Pick>> verification_picks(const BcbContext& ctx, std::
   std::vector<std::size_t> order = have_p <= have_c ? std::vector{parent, culprit} : std::vector{culprit, parent};
   for (std::size_t b : order) {
     bool needed = verification_runs(*ctx.data, b) < s.verification_pairs;
-    if (needed && !contains(s.in_flight, b) && static_cast<int>(picks.size()) < std::max(1, s.idle_machines)) {
+    if (needed && !ctx.data->in_flight(b) && static_cast<int>(picks.size()) < std::max(1, s.idle_machines)) {
       picks.push_back({b, 1, true});
     }
   }
@@ -110,7 +110,7 @@ bool replicate_picks(const BcbContext& ctx, std::size_t parent, std::size_t culp
       continue;
     }
     missing = true;
-    if (!contains(s.in_flight, b) && static_cast<int>(step.picks.size()) < std::max(1, s.idle_machines)) {
+    if (!ctx.data->in_flight(b) && static_cast<int>(step.picks.size()) < std::max(1, s.idle_machines)) {
       step.picks.push_back({b, 1, false, true});
       step.trace.push_back("bcb: " + std::to_string(b) + " has " + std::to_string(boots.size()) +
                            " boot(s); one more run on a fresh boot before naming " + std::to_string(culprit));
@@ -182,7 +182,7 @@ bool endpoint_picks(const BcbContext& ctx, Step& step) {
       continue;
     }
     missing = true;
-    if (!contains(s.in_flight, b) && static_cast<int>(step.picks.size()) < std::max(1, s.idle_machines)) {
+    if (!ctx.data->in_flight(b) && static_cast<int>(step.picks.size()) < std::max(1, s.idle_machines)) {
       step.picks.push_back({b, initial, false});
     }
   }

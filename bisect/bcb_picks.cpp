@@ -221,7 +221,7 @@ std::vector<Pick> bcb_search_picks(const BcbContext& ctx, std::vector<std::strin
     Pick best{0, 0, false};
     for (std::size_t b : candidates(ctx, q, band)) {
       bool taken = std::any_of(picks.begin(), picks.end(), [&](const Pick& p) { return p.commit == b; });
-      if (taken || contains(s.in_flight, b) || (!builds_left && !is_built(ctx, b))) {
+      if (taken || ctx.data->in_flight(b) || (!builds_left && !is_built(ctx, b))) {
         continue;
       }
       for (int runs : run_options(ctx, k)) {

@@ -61,6 +61,14 @@ std::optional<ChainData> make_chain_data(const Problem& problem, std::string& er
     data.by_build[data.canonical[s.commit]].push_back({std::log(s.value), it->second, s.seq, s.verification});
     ++data.runs;
   }
+  data.build_in_flight.assign(chain.size(), false);
+  for (std::size_t i : problem.settings.in_flight) {
+    if (i >= chain.size()) {
+      error = "settings.in_flight " + std::to_string(i) + ": outside the chain";
+      return std::nullopt;
+    }
+    data.build_in_flight[data.canonical[i]] = true;
+  }
   for (auto& v : data.by_build) {
     std::stable_sort(v.begin(), v.end(), [](const LogSample& a, const LogSample& b) { return a.seq < b.seq; });
     data.builds += v.empty() ? 0 : 1;

@@ -25,9 +25,13 @@ struct ChainData {
   std::vector<std::string> boots;            // distinct boot ids in first-seen order
   int runs = 0;                              // all samples
   int builds = 0;                            // canonical builds with at least one sample
+  std::vector<bool> build_in_flight;         // by canonical build: runs of one of its commits are queued/running
 
   // Samples that describe commit `i` (those of its canonical build).
   const std::vector<LogSample>& at(std::size_t i) const { return by_build[canonical[i]]; }
+  // True when commit `i`'s build has runs queued or running, on `i` or on any commit that builds identically:
+  // a run in flight on one of them answers for all, so none of them is picked again meanwhile.
+  bool in_flight(std::size_t i) const { return build_in_flight[canonical[i]]; }
 };
 
 // Validates `problem` and groups its samples; the error is one line naming the bad field.

@@ -38,15 +38,31 @@ std::string result_json(const std::vector<std::string>& chain, const bisect::Ste
 
 } // namespace
 
+std::size_t build_root(const std::vector<bisect::Candidate>& chain, std::size_t i) {
+  for (std::size_t hops = 0; chain[i].same_as && *chain[i].same_as < chain.size() && hops < chain.size(); ++hops) {
+    i = *chain[i].same_as;
+  }
+  return i;
+}
+
 std::size_t reference_parent(const std::vector<bisect::Candidate>& chain, std::size_t culprit) {
   std::size_t i = culprit - 1;
   while (i > 0 && chain[i].prior == 0 && !chain[i].skipped) {
     --i;
   }
-  for (std::size_t hops = 0; chain[i].same_as && *chain[i].same_as < chain.size() && hops < chain.size(); ++hops) {
-    i = *chain[i].same_as;
+  return build_root(chain, i);
+}
+
+std::vector<std::string> same_build(const std::vector<std::string>& commits,
+                                    const std::vector<bisect::Candidate>& chain, std::size_t i) {
+  std::vector<std::string> out{commits[i]};
+  auto root = build_root(chain, i);
+  for (std::size_t j = 0; j < chain.size(); ++j) {
+    if (j != i && build_root(chain, j) == root) {
+      out.push_back(commits[j]);
+    }
   }
-  return i;
+  return out;
 }
 
 Result<std::int64_t> Driver::start(const BisectionStart& start) {
@@ -255,8 +271,9 @@ Result<bool> Driver::recurse_into_merge(storage::BisectionRow& b, const std::str
 // Verifies the found culprit; an implausible one is excluded and the search goes on without it.
 Result<Driver::Checked> Driver::check_culprit(Tick& t, std::optional<verify::Verification>& verification) {
   auto culprit = *t.step.culprit;
-  BISECTD_TRY_ASSIGN(verification, m_parts.verifier.verify(t.b, *t.job, t.chain, culprit,
-                                                           reference_parent(t.problem.chain, culprit)));
+  verify::Suspect suspect{same_build(t.chain, t.problem.chain, culprit),
+                          same_build(t.chain, t.problem.chain, reference_parent(t.problem.chain, culprit))};
+  BISECTD_TRY_ASSIGN(verification, m_parts.verifier.verify(t.b, *t.job, suspect));
   if (!verification) {
     BISECTD_TRY(m_stores.bisections.update_bisection(t.b));
     return Checked::pending; // verification runs pending

@@ -102,4 +102,12 @@ private:
 // that one builds identically to an earlier commit (same_as), the commit whose build and samples it shares.
 std::size_t reference_parent(const std::vector<bisect::Candidate>& chain, std::size_t culprit);
 
+// The chain index whose build (and samples) commit `i` shares: `i` itself unless it builds identically to an
+// earlier commit (same_as, followed to its end).
+std::size_t build_root(const std::vector<bisect::Candidate>& chain, std::size_t i);
+
+// commits[i] first, then every other commit of the chain that shares its build.
+std::vector<std::string> same_build(const std::vector<std::string>& commits,
+                                    const std::vector<bisect::Candidate>& chain, std::size_t i);
+
 } // namespace bisectd::daemon::bisection

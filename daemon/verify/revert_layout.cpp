@@ -61,8 +61,8 @@ Result<StepState> start_revert(VerifyTarget& t, Verification& v) {
 
 // The culprit's shift from its normal interleaved samples against the parent (NaN when unknown).
 double culprit_shift(VerifyTarget& t) {
-  auto parent = metric_values(t, t.parent, "");
-  auto culprit = metric_values(t, t.culprit, "");
+  auto parent = metric_values(t, t.suspect.parent, "");
+  auto culprit = metric_values(t, t.suspect.culprit, "");
   if (!parent || !culprit) {
     return NAN;
   }
@@ -91,8 +91,8 @@ Result<StepState> check_revert(VerifyTarget& t, Verification& v) {
   auto reverted_at = std::find_if(requests.begin(), requests.end(),
                                   [&](const auto& r) { return r.variant == revert_variant(t.culprit); });
   const auto& reverted = reverted_at != requests.end() ? reverted_at->commit : requests.front().commit;
-  BISECTD_TRY_ASSIGN(auto revert, metric_values(t, reverted, revert_variant(t.culprit)));
-  BISECTD_TRY_ASSIGN(auto bad, metric_values(t, t.b.bad, revert_reference_variant(t.culprit)));
+  BISECTD_TRY_ASSIGN(auto revert, metric_values(t, {reverted}, revert_variant(t.culprit)));
+  BISECTD_TRY_ASSIGN(auto bad, metric_values(t, {t.b.bad}, revert_reference_variant(t.culprit)));
   if (revert.empty() || bad.empty()) {
     auto line = "revert: the reverted head " + base::short_sha(reverted) + " could not be measured alongside the " +
                 "bad head (" + failure_text(requests) + ")";
@@ -164,8 +164,8 @@ Result<StepState> check_layout(VerifyTarget& t, Verification& v) {
   if (any_open(parent_requests) || any_open(culprit_requests)) {
     return StepState::pending;
   }
-  BISECTD_TRY_ASSIGN(auto parent_layout, metric_values(t, t.parent, variant_name));
-  BISECTD_TRY_ASSIGN(auto culprit_layout, metric_values(t, t.culprit, variant_name));
+  BISECTD_TRY_ASSIGN(auto parent_layout, metric_values(t, {t.parent}, variant_name));
+  BISECTD_TRY_ASSIGN(auto culprit_layout, metric_values(t, {t.culprit}, variant_name));
   auto what = !kernel                          ? std::string("with the layout switch")
               : variant_name == "layout"       ? std::string("with forced 64-byte function alignment")
                                                : std::string("with forced 64-byte function alignment (KCFLAGS)");
@@ -175,8 +175,8 @@ Result<StepState> check_layout(VerifyTarget& t, Verification& v) {
     record_step(v, "layout", line, {{"artefact", false}, {"variant", variant_name}});
     return StepState::done;
   }
-  BISECTD_TRY_ASSIGN(auto parent_normal, metric_values(t, t.parent, ""));
-  BISECTD_TRY_ASSIGN(auto culprit_normal, metric_values(t, t.culprit, ""));
+  BISECTD_TRY_ASSIGN(auto parent_normal, metric_values(t, t.suspect.parent, ""));
+  BISECTD_TRY_ASSIGN(auto culprit_normal, metric_values(t, t.suspect.culprit, ""));
   auto normal = bisect::confirm_shift(parent_normal, culprit_normal, t.job.metrics.threshold);
   auto variant = bisect::confirm_shift(parent_layout, culprit_layout, t.job.metrics.threshold);
   v.layout_artefact = bisect::shift_vanished(normal, variant);

@@ -16,6 +16,7 @@ struct VerifyTarget {
   const storage::BisectionRow& b;
   const Job& job;
   std::string culprit, parent;
+  const Suspect& suspect; // both sides with the commits that build identically
   std::vector<storage::RequestRow> requests;
 };
 
@@ -37,9 +38,9 @@ Result<StepState> check_layout(VerifyTarget& t, Verification& v);
 
 // --- shared by the steps (verifier.cpp) ---
 
-// The primary-metric values of `commit` built with `variant` (only samples with verification=1 if asked).
-Result<std::vector<double>> metric_values(VerifyTarget& t, const std::string& commit, const std::string& variant,
-                                          bool verification_only = false);
+// The primary-metric values of `commits` built with `variant` (only samples with verification=1 if asked).
+Result<std::vector<double>> metric_values(VerifyTarget& t, const std::vector<std::string>& commits,
+                                          const std::string& variant, bool verification_only = false);
 
 // The bisection's requests for (commit, variant), oldest first.
 std::vector<storage::RequestRow> requests_for(const VerifyTarget& t, const std::string& commit,

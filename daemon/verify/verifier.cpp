@@ -13,9 +13,9 @@
 
 namespace bisectd::daemon::verify {
 
-Result<std::vector<double>> metric_values(VerifyTarget& t, const std::string& commit, const std::string& variant,
-                                          bool verification_only) {
-  BISECTD_TRY_ASSIGN(auto samples, t.deps.samples.metric_samples(t.job.name, {commit}, t.b.metric, variant));
+Result<std::vector<double>> metric_values(VerifyTarget& t, const std::vector<std::string>& commits,
+                                          const std::string& variant, bool verification_only) {
+  BISECTD_TRY_ASSIGN(auto samples, t.deps.samples.metric_samples(t.job.name, commits, t.b.metric, variant));
   std::vector<double> values;
   for (const auto& s : samples) {
     if ((verification_only && !s.verification) || !(s.value > 0)) {
@@ -72,8 +72,8 @@ Result<StepState> summarise_confirm(VerifyTarget& t, Verification& v) {
   if (!t.job.verify.confirm) {
     return StepState::done;
   }
-  BISECTD_TRY_ASSIGN(auto parent, metric_values(t, t.parent, "", true));
-  BISECTD_TRY_ASSIGN(auto culprit, metric_values(t, t.culprit, "", true));
+  BISECTD_TRY_ASSIGN(auto parent, metric_values(t, t.suspect.parent, "", true));
+  BISECTD_TRY_ASSIGN(auto culprit, metric_values(t, t.suspect.culprit, "", true));
   auto change = bisect::mean_change(parent, culprit);
   auto test = bisect::confirm_shift(parent, culprit, t.job.metrics.threshold);
   auto pairs = std::min(parent.size(), culprit.size());
@@ -90,18 +90,15 @@ Result<StepState> summarise_confirm(VerifyTarget& t, Verification& v) {
   return StepState::done;
 }
 
-// Verifies chain[culprit]: plausibility first (it needs no runs and may end the verification), then the
-// confirm summary, the revert and the layout check (queued together, so their runs overlap).
+// Verifies the suspect: plausibility first (it needs no runs and may end the verification), then the confirm
+// summary, the revert and the layout check (queued together, so their runs overlap).
 Result<std::optional<Verification>> CulpritVerifier::verify(const storage::BisectionRow& b, const Job& job,
-                                                            const std::vector<std::string>& chain,
-                                                            std::size_t culprit, std::size_t parent) {
-  if (culprit == 0 || culprit >= chain.size() || parent >= culprit) {
-    return make_error(ErrorCode::invalid_input, "verify: culprit index " + std::to_string(culprit) + " (parent " +
-                                                    std::to_string(parent) + ") is not inside the chain of " +
-                                                    std::to_string(chain.size()));
+                                                            const Suspect& suspect) {
+  if (suspect.culprit.empty() || suspect.parent.empty()) {
+    return make_error(ErrorCode::invalid_input, "verify: the culprit and its parent must both be named");
   }
   BISECTD_TRY_ASSIGN(auto requests, m_deps.queue.requests_for_bisection(b.id));
-  VerifyTarget t{m_deps, b, job, chain[culprit], chain[parent], std::move(requests)};
+  VerifyTarget t{m_deps, b, job, suspect.culprit.front(), suspect.parent.front(), suspect, std::move(requests)};
   Verification v;
   v.details["culprit"] = t.culprit;
   BISECTD_TRY_ASSIGN(auto plausible_state, check_plausibility(t, v));

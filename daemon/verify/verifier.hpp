@@ -25,15 +25,22 @@ struct Verification {
   nlohmann::json details = nlohmann::json::object(); // stored as the bisection's verification
 };
 
-// What the bisection driver asks: verify `chain[culprit]` of `b` against `chain[parent]` (its first parent, or the
-// nearest predecessor with the same build when those between touch nothing built). nullopt while verification
-// runs are pending (they are queued), else the outcome. Steps switched off in the job's `verify:` are skipped.
+// What the bisection driver asks to verify: the culprit against its parent (the first parent, or the nearest
+// predecessor with the same build when those between touch nothing built). Each side is a build: its first commit
+// is the one rebuilt and measured by the checks, and the commits listed after it build identically (the engine
+// shares their samples), so the runs the engine took on any of them count for the confirm pairs.
+struct Suspect {
+  std::vector<std::string> culprit; // the culprit, then the commits that build identically to it
+  std::vector<std::string> parent;  // the parent, then the commits that build identically to it
+};
+
+// nullopt while verification runs are pending (they are queued), else the outcome. Steps switched off in the
+// job's `verify:` are skipped.
 class Verifier {
 public:
   virtual ~Verifier() = default;
   virtual Result<std::optional<Verification>> verify(const storage::BisectionRow& b, const Job& job,
-                                                     const std::vector<std::string>& chain, std::size_t culprit,
-                                                     std::size_t parent) = 0;
+                                                     const Suspect& suspect) = 0;
 };
 
 // The stores and parts verification reads and writes.
@@ -49,8 +56,7 @@ class CulpritVerifier final : public Verifier {
 public:
   explicit CulpritVerifier(VerifyDeps deps) : m_deps(deps) {}
   Result<std::optional<Verification>> verify(const storage::BisectionRow& b, const Job& job,
-                                             const std::vector<std::string>& chain, std::size_t culprit,
-                                             std::size_t parent) override;
+                                             const Suspect& suspect) override;
 
 private:
   VerifyDeps m_deps;

@@ -303,3 +303,39 @@ TEST_CASE("bisect::bcb wants the boundary pair on two boots: runs of one boot sh
   add(5, 801.0, "again5");
   CHECK(next_step(p).verdict == Verdict::found);
 }
+
+TEST_CASE("bisect::bcb counts a run in flight on an identical build as in flight for its whole build",
+          "[bisect][bcb]") {
+  // Commits 0..4 build identically (4 shares 0's samples), as do 5..9: the boundary is 4|5 and verification runs
+  // go to the builds' first commits. A verification run queued on commit 4 before its build was known to equal
+  // 0's is still in flight once it is: picking 0 again meanwhile would measure the parent twice.
+  auto p = chain_of(10);
+  p.settings.verification_pairs = 3;
+  for (std::size_t c = 1; c < 10; ++c) {
+    p.chain[c].same_as = c < 5 ? 0u : 5u;
+  }
+  p.chain[5].same_as.reset();
+  std::int64_t seq = 0;
+  auto add = [&](std::size_t c, double v, bool verification) {
+    p.samples.push_back({c, v, "b" + std::to_string(seq), seq, verification});
+    ++seq;
+  };
+  for (int r = 0; r < 2; ++r) {
+    add(0, 1000.0 + r, false);
+    add(5, 800.0 + r, false);
+  }
+  add(4, 1001.0, true);
+  add(5, 799.0, true);
+  auto step = next_step(p);
+  REQUIRE(step.verdict == Verdict::need_runs);
+  REQUIRE(step.picks.size() == 1);
+  CHECK(step.picks[0].commit == 0u); // the parent's build, by its first commit
+  CHECK(step.picks[0].verification);
+
+  p.settings.in_flight = {4}; // queued on commit 4, the same build as 0
+  auto waiting = next_step(p);
+  CHECK(waiting.verdict == Verdict::need_runs);
+  for (const auto& pick : waiting.picks) {
+    CHECK(pick.commit != 0u);
+  }
+}

@@ -55,10 +55,9 @@ public:
 class FakeVerifier final : public daemon::verify::Verifier {
 public:
   Result<std::optional<daemon::verify::Verification>> verify(const storage::BisectionRow&, const daemon::Job&,
-                                                             const std::vector<std::string>& chain,
-                                                             std::size_t culprit, std::size_t) override {
+                                                             const daemon::verify::Suspect& suspect) override {
     ++calls;
-    verified.push_back(chain[culprit]);
+    verified.push_back(suspect.culprit.front());
     return answer;
   }
   std::optional<daemon::verify::Verification> answer = daemon::verify::Verification{{"confirm: verified"}};

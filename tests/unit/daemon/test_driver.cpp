@@ -164,3 +164,17 @@ TEST_CASE("driver: an endpoint that cannot be built fails the bisection", "[daem
   CHECK(w.store.all_requests().empty());
   CHECK(w.store.all_reports().empty());
 }
+
+TEST_CASE("driver: a suspect's side lists every commit that builds identically", "[daemon][bisection]") {
+  // 0..3 build identically (1 links to 0, 3 to 0 through 2), 4 is its own, 5 shares 4's build.
+  std::vector<bisect::Candidate> chain(6, bisect::Candidate{"", 1.0, false, std::nullopt});
+  chain[1].same_as = 0;
+  chain[2].same_as = 0;
+  chain[3].same_as = 2;
+  chain[5].same_as = 4;
+  std::vector<std::string> commits{"c0", "c1", "c2", "c3", "c4", "c5"};
+  CHECK(daemon::bisection::build_root(chain, 3) == 0);
+  CHECK(daemon::bisection::reference_parent(chain, 4) == 0);
+  CHECK(daemon::bisection::same_build(commits, chain, 0) == std::vector<std::string>{"c0", "c1", "c2", "c3"});
+  CHECK(daemon::bisection::same_build(commits, chain, 4) == std::vector<std::string>{"c4", "c5"});
+}
