@@ -130,4 +130,13 @@ std::string signed_percent(double fraction) {
   return buffer;
 }
 
+std::string file_name_safe(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) {
+    bool keep = std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '_' || c == '-';
+    c = keep ? c : '_';
+  }
+  return out;
+}
+
 } // namespace bisectd::base

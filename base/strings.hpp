@@ -22,6 +22,9 @@ bool is_valid_name(std::string_view name);
 bool has_unsafe_chars(std::string_view text);
 
 // The first `n` characters of a sha (or the whole string when shorter).
+// `text` usable in a file name: letters, digits, '.', '_' and '-' kept, every other byte '_'.
+std::string file_name_safe(std::string_view text);
+
 std::string short_sha(std::string_view sha, std::size_t n = 10);
 
 // A relative change as a signed percentage with one decimal: 0.0123 -> "+1.2%", -0.5 -> "-50.0%"; NaN -> "n/a".

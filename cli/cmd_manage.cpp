@@ -94,15 +94,7 @@ struct TreeSetOptions {
 Result<nlohmann::json> tree_set_body(const TreeSetOptions& options) {
   nlohmann::json body = nlohmann::json::object();
   if (!options.job_file.empty()) {
-    // The job file travels as text, read and checked as `tree add` does.
-    TreeAddOptions add;
-    add.name = options.name;
-    add.url = "unused";
-    add.branches = {"unused"};
-    add.job_file = options.job_file;
-    BISECTD_TRY_ASSIGN(nlohmann::json full, tree_add_request(add));
-    body["job_yaml"] = full["job_yaml"];
-    body["job_path"] = full["job_path"];
+    BISECTD_TRY_ASSIGN(body, job_file_fields(options.job_file));
   }
   if (options.clear_notify || !options.notify.empty()) {
     body["notify"] = options.notify;

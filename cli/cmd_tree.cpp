@@ -112,21 +112,24 @@ Status tree_remove(Context& context, const std::string& name, bool json) {
 
 } // namespace
 
-Result<nlohmann::json> tree_add_request(const TreeAddOptions& options) {
-  BISECTD_TRY(validate_tree_add(options));
+Result<nlohmann::json> job_file_fields(const std::string& job_file) {
   std::error_code ec;
-  std::filesystem::path job_path = std::filesystem::absolute(options.job_file, ec);
+  std::filesystem::path job_path = std::filesystem::absolute(job_file, ec);
   if (ec) {
-    return make_error(ErrorCode::io, "job file " + options.job_file + ": " + ec.message());
+    return make_error(ErrorCode::io, "job file " + job_file + ": " + ec.message());
   }
   BISECTD_TRY_ASSIGN(std::string job_yaml, read_job_file(job_path.lexically_normal()));
-  nlohmann::json body = {{"name", options.name},
-                         {"url", options.url},
-                         {"branches", options.branches},
-                         {"job_yaml", job_yaml},
-                         {"job_path", job_path.lexically_normal().string()},
-                         {"notify", options.notify},
-                         {"private", !options.is_public}};
+  return nlohmann::json{{"job_yaml", job_yaml}, {"job_path", job_path.lexically_normal().string()}};
+}
+
+Result<nlohmann::json> tree_add_request(const TreeAddOptions& options) {
+  BISECTD_TRY(validate_tree_add(options));
+  BISECTD_TRY_ASSIGN(nlohmann::json body, job_file_fields(options.job_file));
+  body.update({{"name", options.name},
+               {"url", options.url},
+               {"branches", options.branches},
+               {"notify", options.notify},
+               {"private", !options.is_public}});
   if (options.poll_interval) {
     BISECTD_TRY_ASSIGN(body["poll_interval_s"], parse_duration_seconds(*options.poll_interval, "--poll-interval"));
   }

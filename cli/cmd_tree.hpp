@@ -23,6 +23,9 @@ struct TreeAddOptions {
   bool json = false;
 };
 
+// {"job_yaml", "job_path"} of a job file as the daemon takes it: the text and the file's absolute path.
+Result<nlohmann::json> job_file_fields(const std::string& job_file);
+
 // Validates the arguments (usage errors, exit 2) and builds the POST /api/v1/trees body; reads the
 // job file (errors name it, exit 1).
 Result<nlohmann::json> tree_add_request(const TreeAddOptions& options);

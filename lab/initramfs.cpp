@@ -7,6 +7,7 @@
 #include "base/process.hpp"
 #include "base/strings.hpp"
 
+#include <array>
 #include <cctype>
 #include <cstdio>
 #include <spdlog/spdlog.h>
@@ -198,6 +199,24 @@ Status write_visit_image(const fs::path& base_image, const std::vector<CpioEntry
   BISECTD_TRY_ASSIGN(auto image, base::read_file(base_image));
   BISECTD_TRY_ASSIGN(auto packed, gzip_bytes(make_cpio(job)));
   return base::write_file_atomic(dest, image + packed);
+}
+
+Status write_bench_image(const std::filesystem::path& busybox, const std::filesystem::path& bench_dir,
+                         const std::filesystem::path& cache_dir, const std::vector<CpioEntry>& job,
+                         const std::filesystem::path& dest) {
+  static constexpr std::array<std::string_view, 4> k_bench_programs{"syscall", "page_fault", "pipe", "mmap"};
+  InitramfsInputs inputs;
+  inputs.busybox = busybox;
+  for (auto name : k_bench_programs) {
+    inputs.programs.push_back(bench_dir / name);
+  }
+  std::error_code ec;
+  if (bench_dir.empty() || !std::filesystem::is_regular_file(inputs.programs.front(), ec)) {
+    return make_error(ErrorCode::infra, "bench-core programs not found (build target bench_core, or set "
+                                        "settings.bench_dir or BISECTD_BENCH_CORE_DIR)");
+  }
+  BISECTD_TRY_ASSIGN(auto base_image, cached_base_image(inputs, cache_dir));
+  return write_visit_image(base_image, job, dest);
 }
 
 } // namespace bisectd::lab

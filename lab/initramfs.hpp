@@ -51,6 +51,13 @@ Result<std::string> gzip_bytes(const std::string& data);
 // The cached base image `<cache_dir>/initramfs-<content hash>.cpio.gz`, made when missing.
 Result<std::filesystem::path> cached_base_image(const InitramfsInputs& inputs, const std::filesystem::path& cache_dir);
 
+// The benchmark image of a visit, as the qemu and lava backends boot it: busybox (`busybox`) and the bench-core
+// programs from `bench_dir` (the cached base image), then the visit's job archive, written to `dest`. Error
+// (infra) when bench-core is not built there.
+Status write_bench_image(const std::filesystem::path& busybox, const std::filesystem::path& bench_dir,
+                         const std::filesystem::path& cache_dir, const std::vector<CpioEntry>& job,
+                         const std::filesystem::path& dest);
+
 // Writes the base image followed by the gzip'd job archive to `dest`.
 Status write_visit_image(const std::filesystem::path& base_image, const std::vector<CpioEntry>& job,
                          const std::filesystem::path& dest);

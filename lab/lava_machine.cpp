@@ -26,7 +26,6 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-constexpr std::array<std::string_view, 4> k_bench_programs{"syscall", "page_fault", "pipe", "mmap"};
 
 // Notify callbacks: a generation per job id, bumped by notify_lava_job.
 std::mutex g_notify_mutex;
@@ -66,12 +65,9 @@ std::string random_secret() {
          base::hash_hex(std::to_string(reinterpret_cast<std::uintptr_t>(&bytes)));
 }
 
+// A LAVA job's boot is named by its job id, so a resumed visit writes to the same logs.
 std::string boot_id_of(const std::string& machine, std::int64_t id) {
-  std::string name = machine;
-  for (char& c : name) {
-    c = std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ? c : '_';
-  }
-  return name + "-lava-" + std::to_string(id);
+  return base::file_name_safe(machine) + "-lava-" + std::to_string(id);
 }
 
 VisitResult infra(std::string message) {
@@ -181,19 +177,8 @@ std::chrono::seconds LavaMachine::job_timeout(const VisitRequest& request) const
 
 Result<fs::path> LavaMachine::prepare_initrd(const VisitRequest& request) const {
   BISECTD_TRY_ASSIGN(auto job, job_entries(request.run, request.runs));
-  InitramfsInputs inputs;
-  inputs.busybox = m_settings.busybox;
-  for (auto name : k_bench_programs) {
-    inputs.programs.push_back(m_settings.bench_dir / name);
-  }
-  std::error_code ec;
-  if (m_settings.bench_dir.empty() || !fs::is_regular_file(inputs.programs.front(), ec)) {
-    return make_error(ErrorCode::infra, "bench-core programs not found (build target bench_core, or set "
-                                        "settings.bench_dir or BISECTD_BENCH_CORE_DIR)");
-  }
-  BISECTD_TRY_ASSIGN(auto base_image, cached_base_image(inputs, m_settings.cache_dir));
   auto initrd = request.log_dir / (m_spec.name + "-" + random_secret().substr(0, 8) + "-initramfs.cpio.gz");
-  BISECTD_TRY(write_visit_image(base_image, job, initrd));
+  BISECTD_TRY(write_bench_image(m_settings.busybox, m_settings.bench_dir, m_settings.cache_dir, job, initrd));
   return initrd;
 }
 

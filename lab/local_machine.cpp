@@ -15,7 +15,6 @@ namespace {
 namespace fs = std::filesystem;
 
 // Process-wide, so two machines (or a re-created one) never hand out the same boot id.
-std::atomic<unsigned long> g_boot_counter{0};
 
 Status check_request(const MachineSpec& spec, const VisitRequest& request) {
   auto fail = [&](const std::string& what) {
@@ -34,19 +33,6 @@ Status check_request(const MachineSpec& spec, const VisitRequest& request) {
     return fail("visit needs an artifact dir and a log dir");
   }
   return {};
-}
-
-// File-name safe version of a machine name.
-std::string file_safe(std::string_view text) {
-  std::string out(text.empty() ? "local" : text);
-  for (char& c : out) {
-    bool keep = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '.' ||
-                c == '_' || c == '-';
-    if (!keep) {
-      c = '_';
-    }
-  }
-  return out;
 }
 
 base::Command make_command(const VisitRequest& request, const fs::path& log) {
@@ -97,8 +83,7 @@ Result<std::unique_ptr<Machine>> LocalMachine::create(const MachineSpec& spec) {
 LocalMachine::LocalMachine(MachineSpec spec) : m_spec(std::move(spec)) {}
 
 std::string LocalMachine::next_boot_id() const {
-  return file_safe(m_spec.name) + "-" + std::to_string(base::unix_now_ms()) + "-" +
-         std::to_string(g_boot_counter.fetch_add(1));
+  return new_boot_id(m_spec.name);
 }
 
 RunResult LocalMachine::run_once(const VisitRequest& request, const std::string& boot_id, int index,

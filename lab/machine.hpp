@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace bisectd::lab {
@@ -94,6 +95,12 @@ public:
   // 0: never (the default; an ssh box reads settings.quarantine_after).
   [[nodiscard]] virtual int quarantine_after() const { return 0; }
 };
+
+// "ok", "boot_failed", "infra", "cancelled".
+std::string_view to_string(VisitOutcome outcome);
+
+// "NAME-MS-N": a boot id unique in this process and usable in file names (the visit's logs are named by it).
+std::string new_boot_id(const std::string& machine);
 
 // Creates the backend named by `spec.backend`; error for an unknown backend or bad settings.
 Result<std::unique_ptr<Machine>> make_machine(const MachineSpec& spec);

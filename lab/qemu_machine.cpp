@@ -21,10 +21,8 @@ namespace {
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-constexpr std::array<std::string_view, 4> k_bench_programs{"syscall", "page_fault", "pipe", "mmap"};
 constexpr auto k_watch_interval = 200ms;
 
-std::atomic<unsigned> g_boot_counter{0};
 
 constexpr auto k_kvm_probe_time = 20s;
 
@@ -126,26 +124,11 @@ QemuMachine::QemuMachine(MachineSpec spec, QemuSettings settings)
   : m_spec(std::move(spec)), m_settings(std::move(settings)) {}
 
 std::string QemuMachine::next_boot_id() const {
-  std::string name = m_spec.name;
-  for (char& c : name) {
-    c = std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ? c : '_';
-  }
-  return name + "-" + std::to_string(base::unix_now_ms()) + "-" + std::to_string(g_boot_counter.fetch_add(1));
+  return new_boot_id(m_spec.name);
 }
 
 Status QemuMachine::prepare_initrd(const std::vector<CpioEntry>& job, const fs::path& initrd) const {
-  InitramfsInputs inputs;
-  inputs.busybox = m_settings.busybox;
-  for (auto name : k_bench_programs) {
-    inputs.programs.push_back(m_settings.bench_dir / name);
-  }
-  std::error_code ec;
-  if (m_settings.bench_dir.empty() || !fs::is_regular_file(inputs.programs.front(), ec)) {
-    return make_error(ErrorCode::infra, "bench-core programs not found (build target bench_core, or set "
-                                        "settings.bench_dir or BISECTD_BENCH_CORE_DIR)");
-  }
-  BISECTD_TRY_ASSIGN(auto base_image, cached_base_image(inputs, m_settings.cache_dir));
-  return write_visit_image(base_image, job, initrd);
+  return write_bench_image(m_settings.busybox, m_settings.bench_dir, m_settings.cache_dir, job, initrd);
 }
 
 bool QemuMachine::use_kvm() const {

@@ -3,17 +3,16 @@
 #include "lab/ssh_machine.hpp"
 
 #include "base/clock.hpp"
+#include "base/dir_lock.hpp"
 #include "base/fs.hpp"
 #include "base/strings.hpp"
 #include "lab/console.hpp"
+#include "lab/ssh_host.hpp"
 #include "lab/metrics.hpp"
 
 #include <cctype>
-#include <fcntl.h>
 #include <spdlog/spdlog.h>
-#include <sys/file.h>
 #include <thread>
-#include <unistd.h>
 
 namespace bisectd::lab {
 
@@ -25,14 +24,6 @@ using namespace std::chrono_literals;
 constexpr auto k_poll_interval = 2s;
 constexpr std::string_view k_memory_separator = "BISECTD-MEMINFO";
 
-std::atomic<unsigned> g_boot_counter{0};
-
-class RealHostCommands final : public HostCommands {
-public:
-  Result<base::ExitStatus> run(const base::Command& command) override { return base::run(command); }
-  void sleep(std::chrono::milliseconds duration) override { std::this_thread::sleep_for(duration); }
-  std::chrono::steady_clock::time_point now() override { return std::chrono::steady_clock::now(); }
-};
 
 bool cancelled(const VisitRequest& request) { return request.cancel != nullptr && request.cancel->load(); }
 
@@ -42,96 +33,6 @@ bool cancelled(const VisitRequest& request) { return request.cancel != nullptr &
 std::string crash_on(const std::string& console) {
   auto crash = parse_console(console).crash;
   return base::starts_with(crash, "the kernel restarted") ? "" : crash;
-}
-
-// The console command (settings.console) running for the whole visit, appending to the console log; restarted
-// (once a second at most) when it exits early, as `ipmitool sol activate` does when the BMC drops the session.
-class ConsoleCapture {
-public:
-  ConsoleCapture(HostCommands& host, const std::vector<std::string>& argv, fs::path log) : m_log(std::move(log)) {
-    (void)base::append_file(m_log, "");
-    if (argv.empty()) {
-      return;
-    }
-    m_thread = std::jthread([this, &host, argv](std::stop_token token) {
-      while (!token.stop_requested()) {
-        m_started = true;
-        base::Command cmd;
-        cmd.argv = argv;
-        cmd.stdout_path = m_log;
-        cmd.append = true;
-        cmd.stderr_path = "/dev/null";
-        cmd.cancel = &m_stop;
-        auto status = host.run(cmd);
-        if (!status && status.error().code != ErrorCode::cancelled) {
-          spdlog::warn("ssh console: {}", status.error().message);
-        }
-        for (int i = 0; i < 10 && !token.stop_requested(); ++i) {
-          host.sleep(100ms);
-        }
-      }
-    });
-    // Attached before anything happens to the box (bounded: a console that cannot start does not stop a visit).
-    for (int i = 0; i < 100 && !m_started; ++i) {
-      std::this_thread::sleep_for(10ms);
-    }
-  }
-  ConsoleCapture(const ConsoleCapture&) = delete;
-  ConsoleCapture& operator=(const ConsoleCapture&) = delete;
-  ~ConsoleCapture() { stop(); }
-
-  void stop() {
-    if (m_thread.joinable()) {
-      m_thread.request_stop();
-      m_stop = true;
-      m_thread.join();
-    }
-  }
-  // The console so far.
-  [[nodiscard]] std::string text() const { return base::read_file(m_log).value_or(""); }
-  [[nodiscard]] const fs::path& path() const { return m_log; }
-
-private:
-  fs::path m_log;
-  std::atomic<bool> m_stop{false};
-  std::atomic<bool> m_started{false};
-  std::jthread m_thread;
-};
-
-// flock on a host-side file per box: two daemons (or a test tool) never drive one box at once.
-class BoxLock {
-public:
-  explicit BoxLock(const std::string& key) {
-    auto dir = base::default_cache_dir() / "ssh-locks";
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    std::string name = key;
-    for (char& c : name) {
-      c = std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' ? c : '_';
-    }
-    m_fd = ::open((dir / (name + ".lock")).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    m_held = m_fd >= 0 && ::flock(m_fd, LOCK_EX | LOCK_NB) == 0;
-  }
-  BoxLock(const BoxLock&) = delete;
-  BoxLock& operator=(const BoxLock&) = delete;
-  ~BoxLock() {
-    if (m_fd >= 0) {
-      ::close(m_fd);
-    }
-  }
-  [[nodiscard]] bool held() const { return m_held; }
-
-private:
-  int m_fd = -1;
-  bool m_held = false;
-};
-
-std::string file_safe(const std::string& text) {
-  std::string out = text;
-  for (char& c : out) {
-    c = std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' ? c : '_';
-  }
-  return out;
 }
 
 Status check_request(const SshSettings& settings, const VisitRequest& request) {
@@ -159,8 +60,6 @@ Status check_request(const SshSettings& settings, const VisitRequest& request) {
 }
 
 } // namespace
-
-std::shared_ptr<HostCommands> real_host_commands() { return std::make_shared<RealHostCommands>(); }
 
 struct SshMachine::Visit {
   const VisitRequest& request;
@@ -364,8 +263,12 @@ void SshMachine::run_all(Visit& visit, const std::string& cwd, const BoxState& b
 Result<VisitResult> SshMachine::visit(const VisitRequest& request) {
   BISECTD_TRY(check_request(m_settings, request));
   std::lock_guard lock(m_visit_mutex);
-  BoxLock box_lock(m_settings.host + "-" + std::to_string(m_settings.port));
-  if (!box_lock.held()) {
+  // A lock file per box on this host: two daemons (or a test tool) never drive one box at once.
+  auto lock_dir = base::default_cache_dir() / "ssh-locks";
+  BISECTD_TRY(base::make_dirs(lock_dir));
+  auto box_lock = base::DirLock::acquire(
+    lock_dir, base::file_name_safe(m_settings.host + "-" + std::to_string(m_settings.port)) + ".lock");
+  if (!box_lock) {
     VisitResult busy;
     busy.outcome = VisitOutcome::infra;
     busy.message = "ssh " + m_spec.name + ": the box is locked by another process on this host";
@@ -385,8 +288,7 @@ Result<VisitResult> SshMachine::visit(const VisitRequest& request) {
 Result<VisitResult> SshMachine::visit_locked(const VisitRequest& request) {
   BISECTD_TRY(base::make_dirs(request.log_dir));
   Visit visit{request, {}, nullptr, {}};
-  visit.result.boot_id = file_safe(m_spec.name) + "-" + std::to_string(base::unix_now_ms()) + "-" +
-                         std::to_string(g_boot_counter.fetch_add(1));
+  visit.result.boot_id = new_boot_id(m_spec.name);
   visit.result.console_log = request.log_dir / (visit.result.boot_id + "-console.log");
   ConsoleCapture console(*m_host, m_settings.console, visit.result.console_log);
   visit.console = &console;

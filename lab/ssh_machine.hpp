@@ -19,6 +19,7 @@
 
 #include "base/process.hpp"
 #include "lab/machine.hpp"
+#include "lab/ssh_host.hpp"
 #include "lab/ssh_remote.hpp"
 #include "lab/ssh_settings.hpp"
 
@@ -29,15 +30,6 @@
 
 namespace bisectd::lab {
 
-// Runs commands on the daemon's host (ssh, scp, power_cycle, console) and keeps time. Real: base::run.
-class HostCommands {
-public:
-  virtual ~HostCommands() = default;
-  virtual Result<base::ExitStatus> run(const base::Command& command) = 0;
-  virtual void sleep(std::chrono::milliseconds duration) = 0;
-  virtual std::chrono::steady_clock::time_point now() = 0;
-};
-std::shared_ptr<HostCommands> real_host_commands();
 
 class SshMachine : public Machine {
 public:

@@ -61,18 +61,6 @@ std::string_view outcome_name(kbuild::BuildOutcome outcome) {
   return "?";
 }
 
-std::string_view outcome_name(lab::VisitOutcome outcome) {
-  switch (outcome) {
-  case lab::VisitOutcome::ok:
-    return "ok";
-  case lab::VisitOutcome::boot_failed:
-    return "boot_failed";
-  case lab::VisitOutcome::infra:
-    return "infra";
-  }
-  return "?";
-}
-
 int fail(const Error& error) {
   // (bisectd::to_string(ErrorCode) is declared in base/error.hpp but not defined yet.)
   std::cout << "error_code: " << (error.code == ErrorCode::invalid_config ? "invalid_config" : "other") << "\n";
@@ -141,7 +129,7 @@ int run_boot(const Args& args) {
   if (!result) {
     return fail(result.error());
   }
-  std::cout << "outcome: " << outcome_name(result->outcome) << "\nmessage: " << result->message
+  std::cout << "outcome: " << lab::to_string(result->outcome) << "\nmessage: " << result->message
             << "\nboot_id: " << result->boot_id << "\nconsole_log: " << result->console_log.string()
             << "\nruns: " << result->runs.size() << "\n";
   for (const auto& run : result->runs) {

@@ -19,20 +19,6 @@ using namespace bisectd;
 
 namespace {
 
-const char* outcome_name(lab::VisitOutcome outcome) {
-  switch (outcome) {
-  case lab::VisitOutcome::ok:
-    return "ok";
-  case lab::VisitOutcome::boot_failed:
-    return "boot_failed";
-  case lab::VisitOutcome::infra:
-    return "infra";
-  case lab::VisitOutcome::cancelled:
-    return "cancelled";
-  }
-  return "?";
-}
-
 int fail(const Error& error) {
   std::cout << "error: " << to_string(error.code) << ": " << error.message << "\n";
   return 1;
@@ -120,7 +106,7 @@ int main(int argc, char** argv) {
   if (!result) {
     return fail(result.error());
   }
-  std::cout << "outcome: " << outcome_name(result->outcome) << "\nmessage: " << result->message
+  std::cout << "outcome: " << lab::to_string(result->outcome) << "\nmessage: " << result->message
             << "\nboot_id: " << result->boot_id << "\nconsole_log: " << result->console_log.string()
             << "\nseconds: " << std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count()
             << "\nruns: " << result->runs.size() << "\n";

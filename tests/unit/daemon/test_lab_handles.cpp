@@ -4,7 +4,7 @@
 #include "daemon/run/visit_runner.hpp"
 #include "daemon/core/requests.hpp"
 
-#include "daemon_fakes.hpp"
+#include "runner_fixture.hpp"
 #include "fakes/fake_repo.hpp"
 #include "support/temp_dir.hpp"
 
@@ -46,24 +46,10 @@ private:
   lab::MachineSpec m_spec;
 };
 
-struct Fixture {
-  TempDir tmp;
-  MemoryStore store;
-  FakeTrees trees{tmp.path()};
-  std::vector<std::string> line = trees.repo("demo").line("c", 2);
-  FakeJobs jobs{bench_job()};
-  kbuild::BuildStore build_store{tmp.path() / "builds"};
-  FakeBuilder builder;
-  daemon::run::CostHistory costs;
-  daemon::run::Builds builds{trees, build_store, store, costs, {builder, builder}};
-  std::atomic<bool> stopping{false};
-  daemon::run::VisitRunner runner{store, store, jobs, builds, costs, tmp.path(), stopping, nullptr};
+struct Fixture : RunnerFixture {
   std::int64_t id = 0;
 
   Fixture() {
-    storage::TreeRow tree;
-    tree.name = "demo";
-    REQUIRE(store.add_tree(tree, storage::JobRow{"bench", "bench.yaml", "", 0}));
     id = store.enqueue(daemon::make_request(*jobs.get("bench").value(), "demo", line[1], storage::Purpose::bisect, 3))
            .value();
   }

@@ -4,7 +4,7 @@
 #include "daemon/run/visit_runner.hpp"
 #include "daemon/core/requests.hpp"
 
-#include "daemon_fakes.hpp"
+#include "runner_fixture.hpp"
 #include "fakes/fake_repo.hpp"
 #include "support/temp_dir.hpp"
 
@@ -65,20 +65,10 @@ TEST_CASE("retry policy: retryable failures back off and end; others end at once
 TEST_CASE("visit runner: a request that keeps failing is retried a bounded number of times", "[daemon][run]") {
   for (bool throws : {false, true}) {
     INFO("throws: " << throws);
-    TempDir tmp;
-    MemoryStore store;
-    FakeTrees trees{tmp.path()};
-    auto line = trees.repo("demo").line("c", 2);
-    FakeJobs jobs{bench_job()};
-    kbuild::BuildStore build_store{tmp.path() / "builds"};
-    FakeBuilder builder;
-    daemon::run::CostHistory costs;
-    daemon::run::Builds builds{trees, build_store, store, costs, {builder, builder}};
-    std::atomic<bool> stopping{false};
-    daemon::run::VisitRunner runner{store, store, jobs, builds, costs, tmp.path(), stopping, nullptr};
-    storage::TreeRow tree;
-    tree.name = "demo";
-    REQUIRE(store.add_tree(tree, storage::JobRow{"bench", "bench.yaml", "", 0}));
+    RunnerFixture fx;
+    auto& store = fx.store;
+    auto& line = fx.line;
+    auto& jobs = fx.jobs;
     auto poison = daemon::make_request(*jobs.get("bench").value(), "demo", line[1], storage::Purpose::bisect, 3);
     auto poison_id = store.enqueue(poison).value();
     BrokenMachine machine(throws);
@@ -95,7 +85,7 @@ TEST_CASE("visit runner: a request that keeps failing is retried a bounded numbe
         continue;
       }
       ++claims;
-      runner.run(machine, *request);
+      fx.runner.run(machine, *request);
     }
     CHECK(claims == daemon::run::k_max_attempts);
     auto final = store.request(poison_id).value();

@@ -1,0 +1,30 @@
+#include "lab/machine.hpp"
+
+#include "base/clock.hpp"
+#include "base/strings.hpp"
+
+#include <atomic>
+
+namespace bisectd::lab {
+
+std::string_view to_string(VisitOutcome outcome) {
+  switch (outcome) {
+  case VisitOutcome::ok:
+    return "ok";
+  case VisitOutcome::boot_failed:
+    return "boot_failed";
+  case VisitOutcome::infra:
+    return "infra";
+  case VisitOutcome::cancelled:
+    return "cancelled";
+  }
+  return "?";
+}
+
+std::string new_boot_id(const std::string& machine) {
+  static std::atomic<unsigned long> counter{0};
+  return base::file_name_safe(machine.empty() ? "machine" : machine) + "-" + std::to_string(base::unix_now_ms()) +
+         "-" + std::to_string(counter.fetch_add(1));
+}
+
+} // namespace bisectd::lab
