@@ -1,6 +1,7 @@
 #include "cli/app.hpp"
 
 #include "cli/exit_codes.hpp"
+#include "cli/suggest.hpp"
 
 #include <exception>
 
@@ -59,9 +60,12 @@ void add_global_options(CLI::App& app, GlobalOptions& options) {
                  "file holding the API token for writes (default: $BISECTD_TOKEN_FILE)");
 }
 
-int parse_failure(const CLI::App& app, const CLI::ParseError& error, Io io) {
+int parse_failure(const CLI::App& app, const CLI::ParseError& error, const std::vector<std::string>& args, Io io) {
   std::string where = command_path(deepest_parsed(&app));
   std::string message = where.empty() ? error.what() : where + ": " + error.what();
+  if (auto unknown = explain_unknown_word(app, args)) {
+    message = *unknown; // names the word and its nearest known one, where the parser only says it was unexpected
+  }
   io.err << error_line(Error{ErrorCode::invalid_input, message}) << '\n';
   return static_cast<int>(ExitCode::usage);
 }
@@ -104,7 +108,7 @@ int run_app(const std::vector<std::string>& args, std::span<const Registrar> reg
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e, io.out, io.err);
   } catch (const CLI::ParseError& e) {
-    return parse_failure(app, e, io);
+    return parse_failure(app, e, args, io);
   }
   try {
     return run_selected(registry, io);
