@@ -3,6 +3,7 @@
 #include "cli/exit_codes.hpp"
 #include "cli/suggest.hpp"
 
+#include <algorithm>
 #include <exception>
 
 namespace bisectd::cli {
@@ -70,6 +71,32 @@ int parse_failure(const CLI::App& app, const CLI::ParseError& error, const std::
   return static_cast<int>(ExitCode::usage);
 }
 
+// Two spellings the parser does not know: `help CMD...` is `CMD... --help`, and `--json` may come before the
+// command it applies to (`bisectctl --json status`): every command that prints a reply takes it.
+std::vector<std::string> normalised_args(const std::vector<std::string>& args) {
+  if (args.size() >= 2 && args[1] == "help") {
+    std::vector<std::string> out{args[0]};
+    out.insert(out.end(), args.begin() + 2, args.end());
+    out.push_back("--help");
+    return out;
+  }
+  std::vector<std::string> out;
+  bool json = false;
+  auto end = std::find(args.begin(), args.end(), "--");
+  for (auto it = args.begin(); it != args.end(); ++it) {
+    if (it < end && *it == "--json") {
+      json = true;
+      continue;
+    }
+    out.push_back(*it);
+  }
+  if (json) {
+    auto at = std::find(out.begin(), out.end(), "--");
+    out.insert(at, "--json");
+  }
+  return out;
+}
+
 int run_selected(const Registry& registry, Io io) {
   const auto* command = registry.selected();
   if (command == nullptr) { // a group without its subcommand is rejected by require_subcommand
@@ -86,7 +113,8 @@ int run_selected(const Registry& registry, Io io) {
 
 } // namespace
 
-int run_app(const std::vector<std::string>& args, std::span<const Registrar> registrars, Io io) {
+int run_app(const std::vector<std::string>& given, std::span<const Registrar> registrars, Io io) {
+  auto args = normalised_args(given);
   GlobalOptions options;
   Context context(io, options);
   Registry registry;

@@ -115,7 +115,17 @@ std::optional<std::string> explain_unknown_word(const CLI::App& app, const std::
     }
     at = sub;
   }
-  return std::nullopt;
+  auto commands = subcommand_names(*at);
+  if (commands.empty()) {
+    return std::nullopt;
+  }
+  auto path = command_path(at);
+  std::string list;
+  for (const auto& name : commands) {
+    list += (list.empty() ? "" : ", ") + name;
+  }
+  return path.empty() ? "no command given (one of: " + list + "; `bisectctl --help` says more)"
+                      : path + ": name one of its commands: " + list;
 }
 
 } // namespace bisectd::cli

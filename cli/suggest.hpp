@@ -19,7 +19,8 @@ std::optional<std::string> nearest_word(const std::string& word, const std::vect
 
 // Reads `args` (argv, program name first) against the command tree of `app` and names the first word it cannot
 // place: an unknown command ("unknown command 'tree shwo' (did you mean 'tree show'?)") or an option unknown to
-// the command it follows (with its nearest option). nullopt when every word is known.
+// the command it follows (with its nearest option), or a command group given without its command (naming them).
+// nullopt when every word is known and a leaf command was reached.
 std::optional<std::string> explain_unknown_word(const CLI::App& app, const std::vector<std::string>& args);
 
 } // namespace bisectd::cli

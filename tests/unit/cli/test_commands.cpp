@@ -111,6 +111,9 @@ TEST_CASE("bisectctl show and --json", "[cli][commands]") {
   for (const char* key : {"id", "state", "culprit", "runs", "builds", "p_culprit"}) {
     CHECK(object.contains(key));
   }
+  auto before = run_cli({"--json", "--server", server.url(), "show", "3"}); // --json before the command
+  CHECK(before.code == 0);
+  CHECK(before.out == json.out);
 
   auto missing = run_cli({"--server", server.url(), "show", "99"});
   CHECK(missing.code == 1);

@@ -51,3 +51,22 @@ TEST_CASE("bisectctl keeps the parser's message when every word is known", "[cli
   CHECK(r.err.find("bisect start: ") != std::string::npos);
   CHECK(r.err.find("unknown") == std::string::npos);
 }
+
+TEST_CASE("bisectctl names the commands of a group given alone", "[cli][suggest]") {
+  auto r = run_cli({"machine"});
+  CHECK(r.code == 2);
+  CHECK(r.err == "bisectctl: error: machine: name one of its commands: release\n");
+  auto none = run_cli({});
+  CHECK(none.code == 2);
+  CHECK(none.err.find("no command given (one of: ") != std::string::npos);
+  CHECK(none.err.find("status") != std::string::npos);
+}
+
+TEST_CASE("bisectctl help CMD is CMD --help, and --json may come before the command", "[cli][suggest]") {
+  auto help = run_cli({"help", "bisect", "start"});
+  CHECK(help.code == 0);
+  CHECK(help.out.find("--tree") != std::string::npos);
+  CHECK(help.out == run_cli({"bisect", "start", "--help"}).out);
+  auto json = run_cli({"--json", "stauts"}); // moved after the command: the typo is still what is reported
+  CHECK(json.err == "bisectctl: error: unknown command 'stauts' (did you mean 'status'?)\n");
+}
