@@ -1,5 +1,7 @@
 #include "cli/cmd_wait.hpp"
 
+#include "base/clock.hpp"
+
 #include "cli/exit_codes.hpp"
 #include "cli/format.hpp"
 #include "cli/interrupt.hpp"
@@ -92,11 +94,11 @@ Status wait_for(Context& context, const WaitOptions& options) {
       return std::unexpected(reply.error());
     }
     if (field_text(*reply, "state") != "running") {
-      progress.update(progress_line(*reply), true);
+      progress.update(progress_line(*reply, base::unix_now()), true);
       progress.finish();
       return finished(context, *reply, id, options.json);
     }
-    progress.update(progress_line(*reply));
+    progress.update(progress_line(*reply, base::unix_now()));
     auto elapsed = std::chrono::duration<double>(Clock::now() - start).count();
     if (options.timeout_s && elapsed >= *options.timeout_s) {
       progress.finish();
@@ -128,11 +130,62 @@ std::size_t tested_count(const nlohmann::json& bisection) {
   return count;
 }
 
-std::string progress_line(const nlohmann::json& bisection) {
-  return "bisection " + field_text(bisection, "id") + ": " + field_text(bisection, "state") + ", " +
-         field_text(bisection, "runs") + " runs, " + field_text(bisection, "builds") + " builds, " +
-         std::to_string(tested_count(bisection)) + " tested, P " +
-         format_probability(field_number(bisection, "p_culprit"));
+namespace {
+
+bool is_open(const std::string& state) {
+  return state == "queued" || state == "building" || state == "running";
+}
+
+// "searching", "verifying" or "deciding" (nothing in flight: the engine's next step is due) while running.
+std::string phase_of(const nlohmann::json& bisection, const nlohmann::json& requests) {
+  std::string state = field_text(bisection, "state");
+  if (state != "running") {
+    return state;
+  }
+  bool open = false, verifying = false;
+  for (const auto& r : requests) {
+    if (is_open(field_text(r, "state"))) {
+      open = true;
+      verifying = verifying || field_text(r, "purpose") == "verify";
+    }
+  }
+  return !open ? "deciding" : verifying ? "verifying" : "searching";
+}
+
+// "building 89abcdef01, measuring 0123456789 (layout), 2 queued": what the lab does for the bisection now.
+std::string activity_of(const nlohmann::json& requests) {
+  std::vector<std::string> parts;
+  int queued = 0;
+  for (const auto& r : requests) {
+    std::string state = field_text(r, "state");
+    if (state == "queued") {
+      ++queued;
+    } else if (state == "building" || state == "running") {
+      std::string variant = field_text(r, "variant");
+      parts.push_back((state == "building" ? "building " : "measuring ") + field_text(r, "commit").substr(0, 10) +
+                      (variant.empty() ? "" : " (" + variant + ")"));
+    }
+  }
+  if (queued > 0) {
+    parts.push_back(std::to_string(queued) + " queued");
+  }
+  std::string out;
+  for (const auto& part : parts) {
+    out += (out.empty() ? "" : ", ") + part;
+  }
+  return out;
+}
+
+} // namespace
+
+std::string progress_line(const nlohmann::json& bisection, std::int64_t now) {
+  const auto requests = bisection.value("requests", nlohmann::json::array());
+  std::string activity = activity_of(requests);
+  std::string elapsed = format_age(bisection, "created_at", now);
+  return "bisection " + field_text(bisection, "id") + ": " + phase_of(bisection, requests) +
+         (activity.empty() ? "" : " (" + activity + ")") + "; " + field_text(bisection, "runs") + " runs, " +
+         field_text(bisection, "builds") + " builds, " + std::to_string(tested_count(bisection)) + " tested, P " +
+         format_probability(field_number(bisection, "p_culprit")) + (elapsed == "-" ? "" : ", " + elapsed);
 }
 
 void register_wait_command(CLI::App& app, Context& context, Registry& registry) {

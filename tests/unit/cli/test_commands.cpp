@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "cli/cmd_wait.hpp"
+#include "cli/format.hpp"
 #include "cli/interrupt.hpp"
 
 #include <chrono>
@@ -161,8 +163,8 @@ TEST_CASE("bisectctl wait follows a bisection to its end", "[cli][commands]") {
   auto found = run_cli({"--server", url, "wait", "5", "--interval", "0.05"});
   CHECK(found.code == 0);
   CHECK(found.out == "found 89abcdef0123456789abcdef0123456789abcdef sched: slow path (P 0.995)\n");
-  CHECK(found.err.find("bisection 5: running, 3 runs, 1 builds, 1 tested, P 0.200\n") != std::string::npos);
-  CHECK(found.err.find("bisection 5: found, 9 runs, 3 builds, 3 tested, P 0.995\n") != std::string::npos);
+  CHECK(found.err.find("bisection 5: searching (building b012345678, 1 queued); 3 runs, 1 builds, 1 tested, P 0.200\n") != std::string::npos);
+  CHECK(found.err.find("bisection 5: found; 9 runs, 3 builds, 3 tested, P 0.995\n") != std::string::npos);
 
   auto not_found = run_cli({"--server", url, "wait", "4", "--interval", "0.05"});
   CHECK(not_found.code == 1);
@@ -173,9 +175,23 @@ TEST_CASE("bisectctl wait follows a bisection to its end", "[cli][commands]") {
   auto timeout = run_cli({"--server", url, "wait", "6", "--timeout", "0.3", "--interval", "0.1"}, true);
   CHECK(timeout.code == 1);
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
-  CHECK(timeout.err.find("\rbisection 6: running, 1 runs, 1 builds, 0 tested, P -\x1b[K") !=
+  CHECK(timeout.err.find("\rbisection 6: deciding; 1 runs, 1 builds, 0 tested, P -\x1b[K") !=
         std::string::npos);
   CHECK(timeout.err.find("bisectctl: error: bisection 6: still running after 0.3s\n") != std::string::npos);
+}
+
+TEST_CASE("bisectctl wait's progress line names the phase, the lab's work and the elapsed time", "[cli][commands]") {
+  auto bisection = nlohmann::json::parse(R"({"id": 7, "state": "running", "runs": 12, "builds": 4, "p_culprit": 0.997,
+    "created_at": "2026-12-02T09:00:00Z", "tested": [{"commit": "a", "status": "good"}],
+    "requests": [{"commit": "0123456789abcdef", "purpose": "verify", "variant": "layout", "state": "running"},
+                 {"commit": "fedcba9876543210", "purpose": "verify", "variant": "", "state": "queued"},
+                 {"commit": "1111111111111111", "purpose": "bisect", "variant": "", "state": "failed"}]})");
+  auto now = *bisectd::cli::parse_iso8601("2026-12-02T09:04:10Z");
+  CHECK(bisectd::cli::progress_line(bisection, now) ==
+        "bisection 7: verifying (measuring 0123456789 (layout), 1 queued); 12 runs, 4 builds, 1 tested, P 0.997, 4m");
+  bisection["requests"] = nlohmann::json::array();
+  CHECK(bisectd::cli::progress_line(bisection, now) ==
+        "bisection 7: deciding; 12 runs, 4 builds, 1 tested, P 0.997, 4m");
 }
 
 TEST_CASE("bisectctl wait exits 130 when interrupted", "[cli][commands]") {
