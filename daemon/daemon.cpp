@@ -79,6 +79,7 @@ void Daemon::wire_rooms(const std::string& token) {
   m_visits = std::make_unique<run::VisitRunner>(store, store, *m_jobs, *m_builds, m_costs,
                                                 m_config.data_dir, m_stopping, wake);
   m_visits->set_quarantine(m_quarantine.get());
+  m_placement = std::make_unique<run::PlacementWatch>(m_config.placement_timeout);
   m_series = std::make_unique<watch::SeriesReader>(*m_repos, store, store);
   m_priors = std::make_unique<bisection::Priors>(*m_series, store, m_costs, *m_builds, *m_repos);
   m_equivalence = std::make_unique<bisection::BuildEquivalence>(*m_build_store, store);
@@ -206,6 +207,7 @@ void Daemon::tick() {
     Step{"watch", &Daemon::advance_watch},            // measure heads, compare, confirm, open bisections
     Step{"bisect", &Daemon::advance_bisections},      // recompute each bisection's step, queue its picks or finish
     Step{"dispatch", &Daemon::dispatch},              // hand queued requests to idle machines
+    Step{"placement", &Daemon::fail_unplaceable},     // give up on requests no machine can take, naming why
     Step{"mail", &Daemon::send_mail},                 // deliver due mail on the pool
   };
   for (const auto& step : k_steps) {
@@ -254,6 +256,34 @@ void Daemon::dispatch() {
     }
     if (*claimed) {
       start_visit(i, **claimed);
+    }
+  }
+}
+
+void Daemon::fail_unplaceable() {
+  auto now = base::unix_now();
+  if (now - m_placement_checked_at < 10) {
+    return; // a queue scan every tick (twice a second) would be waste: the timeout is minutes
+  }
+  m_placement_checked_at = now;
+  auto queued = m_store->queued_requests();
+  if (!queued) {
+    spdlog::error("queue: {}", queued.error().message);
+    return;
+  }
+  for (const auto& [request, reason] : m_placement->due(*queued, m_machines->machines(), now)) {
+    spdlog::warn("request {} ({} {}): {}: giving up", request.id, to_string(request.purpose),
+                 base::short_sha(request.commit), reason);
+    if (auto failed = m_store->fail_request(request.id, "unplaceable", reason, std::nullopt); !failed) {
+      spdlog::error("request {}: {}", request.id, failed.error().message);
+      continue;
+    }
+    if (request.bisection_id != 0) {
+      auto why = "request " + std::to_string(request.id) + " (" + base::short_sha(request.commit) +
+                 ") could not be placed: " + reason;
+      if (auto ended = m_store->fail_bisection(request.bisection_id, why); ended) {
+        (void)m_store->add_event(request.bisection_id, "failed: " + why);
+      }
     }
   }
 }

@@ -15,6 +15,7 @@
 #include "daemon/reporting/reporter.hpp"
 #include "daemon/run/builds.hpp"
 #include "daemon/run/machine_slots.hpp"
+#include "daemon/run/placement.hpp"
 #include "daemon/run/visit_runner.hpp"
 #include "daemon/verify/verifier.hpp"
 #include "daemon/watch/watcher.hpp"
@@ -59,6 +60,7 @@ private:
   void send_mail();
 
   void start_visit(std::size_t slot, const storage::RequestRow& request);
+  void fail_unplaceable();
   void on_signal(int signal);
   void finish_shutdown();
 
@@ -84,6 +86,7 @@ private:
   std::unique_ptr<run::Quarantine> m_quarantine;
   std::unique_ptr<run::MachineSlots> m_machines;
   std::unique_ptr<run::VisitRunner> m_visits;
+  std::unique_ptr<run::PlacementWatch> m_placement;
   std::unique_ptr<watch::SeriesReader> m_series;
   std::unique_ptr<bisection::Priors> m_priors;
   std::unique_ptr<bisection::BuildEquivalence> m_equivalence;
@@ -100,6 +103,7 @@ private:
   std::set<std::string> m_fetching;    // trees being fetched
   bool m_mail_busy = false;
   int m_running_visits = 0;            // visits running on the lab pool
+  std::int64_t m_placement_checked_at = 0; // unix seconds of the last look for requests no machine can take
   bool m_tick_pending = false;
 };
 

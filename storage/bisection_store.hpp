@@ -27,6 +27,9 @@ public:
   // An operator's cancel: the bisection ends `cancelled` and its queued requests fail. Error: not_found, or
   // conflict when it is not running.
   virtual Status cancel_bisection(std::int64_t bisection_id) = 0;
+  // The daemon gives up on a running bisection: it ends `failed` with `reason`, and its queued requests fail.
+  // Error: not_found, or conflict when it is not running.
+  virtual Status fail_bisection(std::int64_t bisection_id, const std::string& reason) = 0;
   // Runs a finished bisection again from its samples: state running, error cleared, and the `infra` flags its
   // failed requests raised are lifted (the lab trouble may be fixed). Error: not_found, or conflict when running.
   virtual Status retry_bisection(std::int64_t bisection_id) = 0;

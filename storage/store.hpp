@@ -57,6 +57,7 @@ public:
                                            Purpose purpose) override;
   Result<std::vector<RequestRow>> requests_for_bisection(std::int64_t bisection_id) override;
   Result<std::vector<RequestRow>> requests_for_detection(std::int64_t detection_id) override;
+  Result<std::vector<RequestRow>> queued_requests() override;
   Result<std::optional<RequestRow>> request(std::int64_t id) override;
   Result<std::int64_t> open_requests_for(const std::string& job, const std::string& commit) override;
   Result<std::map<std::string, std::int64_t>> request_counts() override;
@@ -102,6 +103,7 @@ public:
   Status exclude_commit(std::int64_t bisection_id, const std::string& commit) override;
   Status add_prebuilt(std::int64_t bisection_id, const std::string& commit) override;
   Status cancel_bisection(std::int64_t bisection_id) override;
+  Status fail_bisection(std::int64_t bisection_id, const std::string& reason) override;
   Status retry_bisection(std::int64_t bisection_id) override;
   Result<std::int64_t> delete_bisection(std::int64_t bisection_id, bool purge) override;
   Status add_event(std::int64_t bisection_id, const std::string& message) override;
@@ -120,6 +122,9 @@ public:
   Status put_machine_state(const MachineStateRow& state) override;
 
 private:
+  // Ends a running bisection in `state` with `reason`; its queued requests fail with `request_code`.
+  Status end_running_bisection(std::int64_t bisection_id, BisectionState state, const std::string& reason,
+                               const std::string& request_code, const std::string& request_error);
   explicit Store(std::unique_ptr<Connection> connection);
   // Fills the rows' working-state sets (excluded, prebuilt) from bisection_marks.
   Status load_marks(std::vector<BisectionRow>& rows);

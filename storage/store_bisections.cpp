@@ -213,21 +213,32 @@ Result<BisectionState> state_of(Connection& connection, std::int64_t id) {
 
 } // namespace
 
-Status Store::cancel_bisection(std::int64_t bisection_id) {
+Status Store::end_running_bisection(std::int64_t bisection_id, BisectionState state, const std::string& reason,
+                                    const std::string& request_code, const std::string& request_error) {
   Transaction txn(*m_connection);
   BISECTD_TRY(txn.begin());
-  BISECTD_TRY_ASSIGN(auto state, state_of(*m_connection, bisection_id));
-  if (state != BisectionState::running) {
+  BISECTD_TRY_ASSIGN(auto now_state, state_of(*m_connection, bisection_id));
+  if (now_state != BisectionState::running) {
     return make_error(ErrorCode::conflict, "bisection " + std::to_string(bisection_id) + " is " +
-                                             std::string(to_string(state)) + ", not running");
+                                             std::string(to_string(now_state)) + ", not running");
   }
-  BISECTD_TRY(m_connection->run("UPDATE bisections SET state = 'cancelled', error = 'cancelled by the operator', "
-                                "finished_at = ? WHERE id = ?",
-                                {integer(base::unix_now()), integer(bisection_id)}));
-  BISECTD_TRY(m_connection->run("UPDATE requests SET state = 'failed', error_code = 'cancelled', "
-                                "error = 'bisection cancelled' WHERE bisection_id = ? AND state = 'queued'",
-                                {integer(bisection_id)}));
+  BISECTD_TRY(m_connection->run("UPDATE bisections SET state = ?, error = ?, finished_at = ? WHERE id = ?",
+                                {text(std::string(to_string(state))), text(reason), integer(base::unix_now()),
+                                 integer(bisection_id)}));
+  BISECTD_TRY(m_connection->run("UPDATE requests SET state = 'failed', error_code = ?, error = ? "
+                                "WHERE bisection_id = ? AND state = 'queued'",
+                                {text(request_code), text(request_error), integer(bisection_id)}));
   return txn.commit();
+}
+
+Status Store::cancel_bisection(std::int64_t bisection_id) {
+  return end_running_bisection(bisection_id, BisectionState::cancelled, "cancelled by the operator", "cancelled",
+                               "bisection cancelled");
+}
+
+Status Store::fail_bisection(std::int64_t bisection_id, const std::string& reason) {
+  return end_running_bisection(bisection_id, BisectionState::failed, reason, "bisection_failed",
+                               "bisection failed: " + reason);
 }
 
 Status Store::retry_bisection(std::int64_t bisection_id) {

@@ -71,7 +71,7 @@ Status load_config_file(const fs::path& path, Config& config) {
   YamlReader r(path);
   auto root = r.load(text);
   r.check_keys(root, "", {"data_dir", "listen", "token_file", "mail", "lab", "poll_interval", "cache_dir",
-                          "confirm_runs"});
+                          "confirm_runs", "placement_timeout"});
   auto relative_to_file = [&](const std::string& value) {
     fs::path p(value);
     return p.is_absolute() ? p : fs::absolute(path.parent_path() / p);
@@ -90,6 +90,7 @@ Status load_config_file(const fs::path& path, Config& config) {
     config.cache_dir = relative_to_file(*cache);
   }
   config.poll_interval = r.duration(root, "", "poll_interval").value_or(config.poll_interval);
+  config.placement_timeout = r.duration(root, "", "placement_timeout").value_or(config.placement_timeout);
   config.confirm_runs = static_cast<int>(r.integer(root, "", "confirm_runs", 3, 100).value_or(config.confirm_runs));
   read_mail(r, root, config);
   if (!r.ok()) {

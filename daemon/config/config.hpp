@@ -28,6 +28,7 @@ struct Config {
   std::filesystem::path cache_dir;                 // kernel build dirs, ccache (default ~/.cache/bisectd)
   std::filesystem::path configs_dir;               // where job-relative paths fall back to
   int confirm_runs = 5;                            // runs per side when confirming a detected shift
+  std::chrono::seconds placement_timeout{1800};    // a request no machine can take fails (with its bisection)
 };
 
 // Reads a bisectd.yaml file over `config`. Every bad key is reported, one per line, "file:line: key: what".

@@ -284,6 +284,14 @@ Result<std::vector<RequestRow>> MemoryStore::requests_for_detection(std::int64_t
   return out;
 }
 
+Result<std::vector<RequestRow>> MemoryStore::queued_requests() {
+  std::lock_guard lock(m_mutex);
+  std::vector<RequestRow> out;
+  std::copy_if(m_requests.begin(), m_requests.end(), std::back_inserter(out),
+               [&](const auto& r) { return r.state == RequestState::queued; });
+  return out;
+}
+
 Result<std::optional<RequestRow>> MemoryStore::request(std::int64_t id) {
   std::lock_guard lock(m_mutex);
   auto* r = find_request(id);
@@ -562,7 +570,8 @@ Status MemoryStore::add_prebuilt(std::int64_t bisection_id, const std::string& c
   return {};
 }
 
-Status MemoryStore::cancel_bisection(std::int64_t bisection_id) {
+Status MemoryStore::end_running(std::int64_t bisection_id, BisectionState state, const std::string& reason,
+                                const std::string& request_code) {
   std::lock_guard lock(m_mutex);
   auto* b = find_bisection(bisection_id);
   if (b == nullptr) {
@@ -571,15 +580,23 @@ Status MemoryStore::cancel_bisection(std::int64_t bisection_id) {
   if (b->state != BisectionState::running) {
     return make_error(ErrorCode::conflict, "bisection is not running");
   }
-  b->state = BisectionState::cancelled;
-  b->error = "cancelled by the operator";
+  b->state = state;
+  b->error = reason;
   for (auto& r : m_requests) {
     if (r.bisection_id == bisection_id && r.state == RequestState::queued) {
       r.state = RequestState::failed;
-      r.error_code = "cancelled";
+      r.error_code = request_code;
     }
   }
   return {};
+}
+
+Status MemoryStore::cancel_bisection(std::int64_t bisection_id) {
+  return end_running(bisection_id, BisectionState::cancelled, "cancelled by the operator", "cancelled");
+}
+
+Status MemoryStore::fail_bisection(std::int64_t bisection_id, const std::string& reason) {
+  return end_running(bisection_id, BisectionState::failed, reason, "bisection_failed");
 }
 
 Status MemoryStore::retry_bisection(std::int64_t bisection_id) {

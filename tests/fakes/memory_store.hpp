@@ -48,6 +48,7 @@ public:
                                            storage::Purpose purpose) override;
   Result<std::vector<storage::RequestRow>> requests_for_bisection(std::int64_t bisection_id) override;
   Result<std::vector<storage::RequestRow>> requests_for_detection(std::int64_t detection_id) override;
+  Result<std::vector<storage::RequestRow>> queued_requests() override;
   Result<std::optional<storage::RequestRow>> request(std::int64_t id) override;
   Result<std::int64_t> open_requests_for(const std::string& job, const std::string& commit) override;
   Result<std::map<std::string, std::int64_t>> request_counts() override;
@@ -94,6 +95,7 @@ public:
   Status exclude_commit(std::int64_t bisection_id, const std::string& commit) override;
   Status add_prebuilt(std::int64_t bisection_id, const std::string& commit) override;
   Status cancel_bisection(std::int64_t bisection_id) override;
+  Status fail_bisection(std::int64_t bisection_id, const std::string& reason) override;
   Status retry_bisection(std::int64_t bisection_id) override;
   Result<std::int64_t> delete_bisection(std::int64_t bisection_id, bool purge) override;
   Status add_event(std::int64_t bisection_id, const std::string& message) override;
@@ -120,6 +122,8 @@ private:
   };
   storage::RequestRow* find_request(std::int64_t id);
   storage::BisectionRow* find_bisection(std::int64_t id);
+  Status end_running(std::int64_t bisection_id, storage::BisectionState state, const std::string& reason,
+                     const std::string& request_code);
   Status update_locked(const storage::BisectionRow& bisection);
 
   std::recursive_mutex m_mutex;

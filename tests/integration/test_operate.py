@@ -2,8 +2,9 @@
 """Operating the robot through bisectctl: a job for a group no machine has is refused with the groups that
 exist; a job name another tree uses is refused; a second daemon on the same data dir refuses to start; a running bisection is cancelled (its queued work dropped),
 retried to its culprit, its logs read, then removed with its samples; tree show/set change a tree in place; the
-watcher's decisions are listed."""
+watcher's decisions are listed; a bisection whose work no machine can take fails with the reason."""
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -79,6 +80,21 @@ def test(env):
     one_line_error(env.ctl("show", bid, expect=1), bid)
     left = len(env.ctl_json("results", shas["culprit"], "--tree", "demo")["samples"])
     check(left == 0, f"{left} samples of the culprit left after rm --purge")
+
+    # The lab loses the tree's group: a bisection's request no machine can take fails it, naming why.
+    lab = os.path.join(env.dir, "elsewhere.yaml")
+    with open(lab, "w") as f:
+        f.write("machines:\n  - {name: far0, group: elsewhere, backend: local}\n")
+    config = os.path.join(env.dir, "bisectd.yaml")
+    with open(config, "w") as f:
+        f.write("placement_timeout: 1s\n")
+    env.kill_daemon(signal.SIGTERM)
+    env.start_daemon("--lab", lab, "--config", config)
+    bid = env.ctl("bisect", "start", "--tree", "demo", "--good", shas["split"], "--bad", shas["head"]).stdout.strip()
+    wait_for(lambda: env.ctl_json("show", bid)["state"] != "running", 60, "an unplaceable bisection kept running")
+    show = env.ctl_json("show", bid)
+    check(show["state"] == "failed" and "could not be placed: no machine is in group 'local' (groups: elsewhere)"
+          in (show.get("error") or ""), f"unplaceable: {show['state']}: {show.get('error')}")
 
 
 if __name__ == "__main__":

@@ -135,6 +135,34 @@ TEST_CASE("storage::Store finishing a bisection queues exactly one mail", "[stor
   CHECK(t.store->bisection(b.id).value()->state == BisectionState::found);
 }
 
+TEST_CASE("storage::Store fail_bisection ends a running bisection and fails its queued requests", "[storage]") {
+  TempStore t;
+  BisectionRow b;
+  b.tree = "demo";
+  b.branch = "master";
+  b.job = "job";
+  b.metric = "x";
+  b.good = b.range_good = "aaa";
+  b.bad = b.range_bad = "bbb";
+  b.id = t.store->add_bisection(b).value();
+  auto r = request("ccc");
+  r.bisection_id = b.id;
+  auto queued = t.store->enqueue(r).value();
+  auto other = t.store->enqueue(request("ddd")).value(); // no bisection: untouched
+  auto waiting = t.store->queued_requests().value();
+  REQUIRE(waiting.size() == 2);
+  CHECK(waiting[0].id == queued);
+  REQUIRE(t.store->fail_bisection(b.id, "request 1 could not be placed"));
+  auto ended = t.store->bisection(b.id).value();
+  CHECK(ended->state == BisectionState::failed);
+  CHECK(ended->error == "request 1 could not be placed");
+  CHECK(t.store->request(queued).value()->state == RequestState::failed);
+  CHECK(t.store->request(other).value()->state == RequestState::queued);
+  CHECK(t.store->queued_requests().value().size() == 1);
+  CHECK_FALSE(t.store->fail_bisection(b.id, "again")); // not running any more
+  CHECK(t.store->bisection(b.id).value()->error == "request 1 could not be placed");
+}
+
 TEST_CASE("storage::migrate refuses a database from a newer bisectd", "[storage]") {
   TempStore t;
   auto connection = Connection::open(t.dir / "bisectd.db").value();
