@@ -81,7 +81,9 @@ Status results(Context& context, const InfoOptions& options) {
 
 Status noise(Context& context, const InfoOptions& options) {
   BISECTD_TRY(validate_name(options.tree, "--tree"));
-  BISECTD_TRY(validate_name(options.job, "--job"));
+  if (!options.job.empty()) { // default: the tree's job (the daemon knows it)
+    BISECTD_TRY(validate_name(options.job, "--job"));
+  }
   std::string path = "/api/v1/noise" + query_string({{"tree", options.tree}, {"job", options.job}});
   return get_and_print(context, path, options.json, render_noise);
 }
@@ -220,7 +222,7 @@ void register_info_commands(CLI::App& app, Context& context, Registry& registry)
 
   auto noise_options = add_json_command(app, "noise", "noise model of a job's metrics", command);
   command->add_option("--tree", noise_options->tree, "tree name")->required();
-  command->add_option("--job", noise_options->job, "job name")->required();
+  command->add_option("--job", noise_options->job, "job name (default: the tree's job)");
   registry.add(command, [&context, noise_options] { return noise(context, *noise_options); });
 }
 

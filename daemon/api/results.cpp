@@ -64,6 +64,19 @@ HttpResponse get_results(ApiContext& c, const Call& call) {
 HttpResponse get_noise(ApiContext& c, const Call& call) {
   auto job_name = call.query_or("job");
   auto tree = call.query_or("tree");
+  if (job_name.empty() && !tree.empty()) { // the tree's job, as `bisect start` takes it
+    auto row = c.trees.tree(tree);
+    if (!row) {
+      return error_response(500, row.error().message);
+    }
+    if (!*row) {
+      return error_response(404, "tree '" + tree + "' not found");
+    }
+    job_name = (*row)->job;
+  }
+  if (job_name.empty()) {
+    return error_response(400, "noise: name a tree or a job (?tree=NAME or ?job=NAME)");
+  }
   auto rows = c.samples.samples_for_job(job_name);
   if (!rows) {
     return error_response(500, rows.error().message);

@@ -71,6 +71,10 @@ def test(env):
     check("bench" in build, f"logs build {request}: {build[:400]!r}")
     one_line_error(env.ctl("logs", "request", "999999", expect=1), "request 999999 not found")
 
+    metrics = env.ctl_json("noise", "--tree", "demo")["metrics"]  # the tree's job
+    check(any(m["name"] == "bench.ops_per_sec" for m in metrics), f"noise --tree demo: {metrics}")
+    one_line_error(env.ctl("noise", "--tree", "nope", expect=1), "tree 'nope' not found")
+
     detections = env.ctl_json("detections", "--tree", "demo")["detections"]
     check(isinstance(detections, list), f"detections: {detections}")
 

@@ -156,6 +156,9 @@ TEST_CASE("bisectctl status, machines, results, noise", "[cli][commands]") {
   CHECK(noise.out.find("bench.ops_per_sec       30    90      1.23%          0.5%  no            yes         "
                        "              4\n") != std::string::npos);
   CHECK(shared_server().requests().back()["query"] == "tree=demo&job=demo-throughput");
+  auto tree_job = run_cli({"--server", url, "noise", "--tree", "demo"}); // the daemon takes the tree's job
+  CHECK(tree_job.code == 0);
+  CHECK(shared_server().requests().back()["query"] == "tree=demo");
 }
 
 TEST_CASE("bisectctl wait follows a bisection to its end", "[cli][commands]") {

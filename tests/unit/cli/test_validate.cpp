@@ -74,7 +74,7 @@ TEST_CASE("bisectctl usage errors exit 2 with one error line", "[cli]") {
     {"show", "abc"},
     {"wait", "3", "--timeout", "0"},
     {"detect", "--input", "x.csv", "--threshold", "lots"},
-    {"noise", "--tree", "demo"},
+    {"noise", "--tree", "de mo"},
   };
   for (const auto& args : cases) {
     INFO("args: " << args.size() << " " << (args.empty() ? "" : args.front()));
