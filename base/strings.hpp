@@ -1,6 +1,7 @@
 #pragma once
 // Small string helpers shared by every layer.
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -21,10 +22,13 @@ bool is_valid_name(std::string_view name);
 // True when `text` has a control character, a space or a shell metacharacter.
 bool has_unsafe_chars(std::string_view text);
 
-// The first `n` characters of a sha (or the whole string when shorter).
 // `text` usable in a file name: letters, digits, '.', '_' and '-' kept, every other byte '_'.
 std::string file_name_safe(std::string_view text);
 
+// Appends the code point `code` (at most 0x10FFFF) to `out` as UTF-8.
+void append_utf8(std::string& out, std::uint32_t code);
+
+// The first `n` characters of a sha (or the whole string when shorter).
 std::string short_sha(std::string_view sha, std::size_t n = 10);
 
 // A relative change as a signed percentage with one decimal: 0.0123 -> "+1.2%", -0.5 -> "-50.0%"; NaN -> "n/a".

@@ -1,6 +1,7 @@
 #include "cli/cmd_wait.hpp"
 
 #include "base/clock.hpp"
+#include "base/strings.hpp"
 
 #include "cli/exit_codes.hpp"
 #include "cli/format.hpp"
@@ -169,11 +170,7 @@ std::string activity_of(const nlohmann::json& requests) {
   if (queued > 0) {
     parts.push_back(std::to_string(queued) + " queued");
   }
-  std::string out;
-  for (const auto& part : parts) {
-    out += (out.empty() ? "" : ", ") + part;
-  }
-  return out;
+  return base::join(parts, ", ");
 }
 
 } // namespace

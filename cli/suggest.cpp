@@ -1,5 +1,6 @@
 #include "cli/suggest.hpp"
 
+#include "base/strings.hpp"
 #include "cli/app.hpp"
 
 #include <algorithm>
@@ -120,10 +121,7 @@ std::optional<std::string> explain_unknown_word(const CLI::App& app, const std::
     return std::nullopt;
   }
   auto path = command_path(at);
-  std::string list;
-  for (const auto& name : commands) {
-    list += (list.empty() ? "" : ", ") + name;
-  }
+  auto list = base::join(commands, ", ");
   return path.empty() ? "no command given (one of: " + list + "; `bisectctl --help` says more)"
                       : path + ": name one of its commands: " + list;
 }

@@ -2,6 +2,8 @@
 
 #include "lab/lava_job.hpp"
 
+#include "base/strings.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <regex>
@@ -20,23 +22,6 @@ Result<std::string> parse_yaml_double_quoted(const std::string& text, std::size_
       return std::nullopt;
     }
     return std::stoul(text.substr(at, static_cast<std::size_t>(digits)), nullptr, 16);
-  };
-  auto utf8 = [&](unsigned long cp) {
-    if (cp < 0x80) {
-      out += static_cast<char>(cp);
-    } else if (cp < 0x800) {
-      out += static_cast<char>(0xC0 | (cp >> 6));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-      out += static_cast<char>(0xE0 | (cp >> 12));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    } else {
-      out += static_cast<char>(0xF0 | (cp >> 18));
-      out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-      out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-      out += static_cast<char>(0x80 | (cp & 0x3F));
-    }
   };
   for (std::size_t i = pos + 1; i < text.size(); ++i) {
     char c = text[i];
@@ -64,7 +49,7 @@ Result<std::string> parse_yaml_double_quoted(const std::string& text, std::size_
     if (!cp) {
       return make_error(ErrorCode::infra, "bad escape in a double-quoted scalar");
     }
-    utf8(*cp);
+    base::append_utf8(out, static_cast<std::uint32_t>(*cp));
     i += static_cast<std::size_t>(digits);
   }
   return make_error(ErrorCode::infra, "unterminated double-quoted scalar");

@@ -26,7 +26,6 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 
-
 // Notify callbacks: a generation per job id, bumped by notify_lava_job.
 std::mutex g_notify_mutex;
 std::condition_variable g_notify_cv;

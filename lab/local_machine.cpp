@@ -14,8 +14,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Process-wide, so two machines (or a re-created one) never hand out the same boot id.
-
 Status check_request(const MachineSpec& spec, const VisitRequest& request) {
   auto fail = [&](const std::string& what) {
     return make_error(ErrorCode::invalid_input, "machine " + spec.name + ": " + what);

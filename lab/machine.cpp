@@ -22,6 +22,7 @@ std::string_view to_string(VisitOutcome outcome) {
 }
 
 std::string new_boot_id(const std::string& machine) {
+  // Process-wide, so two machines (or a re-created one) never hand out the same boot id.
   static std::atomic<unsigned long> counter{0};
   return base::file_name_safe(machine.empty() ? "machine" : machine) + "-" + std::to_string(base::unix_now_ms()) +
          "-" + std::to_string(counter.fetch_add(1));

@@ -9,8 +9,6 @@
 #include "lab/initramfs.hpp"
 #include "lab/metrics.hpp"
 
-#include <array>
-#include <cctype>
 #include <spdlog/spdlog.h>
 #include <thread>
 
@@ -22,7 +20,6 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
 constexpr auto k_watch_interval = 200ms;
-
 
 constexpr auto k_kvm_probe_time = 20s;
 

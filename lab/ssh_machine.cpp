@@ -7,10 +7,9 @@
 #include "base/fs.hpp"
 #include "base/strings.hpp"
 #include "lab/console.hpp"
-#include "lab/ssh_host.hpp"
 #include "lab/metrics.hpp"
+#include "lab/ssh_host.hpp"
 
-#include <cctype>
 #include <spdlog/spdlog.h>
 #include <thread>
 
@@ -23,7 +22,6 @@ using namespace std::chrono_literals;
 
 constexpr auto k_poll_interval = 2s;
 constexpr std::string_view k_memory_separator = "BISECTD-MEMINFO";
-
 
 bool cancelled(const VisitRequest& request) { return request.cancel != nullptr && request.cancel->load(); }
 

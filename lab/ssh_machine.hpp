@@ -30,7 +30,6 @@
 
 namespace bisectd::lab {
 
-
 class SshMachine : public Machine {
 public:
   // Errors: bad settings (invalid_config, `file:line: key:` per mistake), ssh/scp not installed (not_found).

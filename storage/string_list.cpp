@@ -1,29 +1,13 @@
 #include "storage/string_list.hpp"
 
+#include "base/strings.hpp"
+
 #include <cstdint>
 #include <cstdio>
 
 namespace bisectd::storage {
 
 namespace {
-
-void append_utf8(std::string& out, std::uint32_t code) {
-  if (code < 0x80) {
-    out += static_cast<char>(code);
-  } else if (code < 0x800) {
-    out += static_cast<char>(0xC0 | (code >> 6));
-    out += static_cast<char>(0x80 | (code & 0x3F));
-  } else if (code < 0x10000) {
-    out += static_cast<char>(0xE0 | (code >> 12));
-    out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (code & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (code >> 18));
-    out += static_cast<char>(0x80 | ((code >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((code >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (code & 0x3F));
-  }
-}
 
 bool read_hex4(std::string_view text, std::size_t at, std::uint32_t& code) {
   if (at + 4 > text.size()) {
@@ -73,7 +57,7 @@ std::size_t read_string(std::string_view text, std::size_t i, std::string& out) 
         code = 0x10000 + ((code - 0xD800) << 10) + (low - 0xDC00);
         i += 6;
       }
-      append_utf8(out, code);
+      base::append_utf8(out, code);
       break;
     }
     default: out += text[i]; break; // \" \\ \/

@@ -15,9 +15,10 @@ struct VerifyTarget {
   VerifyDeps deps;
   const storage::BisectionRow& b;
   const Job& job;
-  std::string culprit, parent;
   const Suspect& suspect; // both sides with the commits that build identically
   std::vector<storage::RequestRow> requests;
+  const std::string& culprit = suspect.culprit.front(); // the commits the checks rebuild and measure
+  const std::string& parent = suspect.parent.front();
 };
 
 enum class StepState { done, pending };

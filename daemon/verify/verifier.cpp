@@ -98,7 +98,7 @@ Result<std::optional<Verification>> CulpritVerifier::verify(const storage::Bisec
     return make_error(ErrorCode::invalid_input, "verify: the culprit and its parent must both be named");
   }
   BISECTD_TRY_ASSIGN(auto requests, m_deps.queue.requests_for_bisection(b.id));
-  VerifyTarget t{m_deps, b, job, suspect.culprit.front(), suspect.parent.front(), suspect, std::move(requests)};
+  VerifyTarget t{m_deps, b, job, suspect, std::move(requests)};
   Verification v;
   v.details["culprit"] = t.culprit;
   BISECTD_TRY_ASSIGN(auto plausible_state, check_plausibility(t, v));

@@ -29,6 +29,19 @@ RequestRow request(const std::string& commit, const std::string& group = "local"
   return r;
 }
 
+// A running bisection of tree demo, stored.
+BisectionRow add_running_bisection(TempStore& t) {
+  BisectionRow b;
+  b.tree = "demo";
+  b.branch = "master";
+  b.job = "job";
+  b.metric = "x";
+  b.good = b.range_good = "aaa";
+  b.bad = b.range_bad = "bbb";
+  b.id = t.store->add_bisection(b).value();
+  return b;
+}
+
 SampleRow sample(const std::string& commit, int run) {
   SampleRow s;
   s.tree = "demo";
@@ -106,14 +119,7 @@ TEST_CASE("storage::Store pinned requests go only to their machine", "[storage]"
 
 TEST_CASE("storage::Store finishing a bisection queues exactly one mail", "[storage]") {
   TempStore t;
-  BisectionRow b;
-  b.tree = "demo";
-  b.branch = "master";
-  b.job = "job";
-  b.metric = "x";
-  b.good = b.range_good = "aaa";
-  b.bad = b.range_bad = "bbb";
-  b.id = t.store->add_bisection(b).value();
+  BisectionRow b = add_running_bisection(t);
   b.state = BisectionState::found;
   b.culprit = "ccc";
   ReportRow report;
@@ -137,14 +143,7 @@ TEST_CASE("storage::Store finishing a bisection queues exactly one mail", "[stor
 
 TEST_CASE("storage::Store fail_bisection ends a running bisection and fails its queued requests", "[storage]") {
   TempStore t;
-  BisectionRow b;
-  b.tree = "demo";
-  b.branch = "master";
-  b.job = "job";
-  b.metric = "x";
-  b.good = b.range_good = "aaa";
-  b.bad = b.range_bad = "bbb";
-  b.id = t.store->add_bisection(b).value();
+  BisectionRow b = add_running_bisection(t);
   auto r = request("ccc");
   r.bisection_id = b.id;
   auto queued = t.store->enqueue(r).value();
