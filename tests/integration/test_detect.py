@@ -95,6 +95,26 @@ def push(repo, sha):
     git(repo, "update-ref", "refs/heads/master", sha)
 
 
+def check_detections_cli(env, db, confirmed_id, bisection_id):
+    """`bisectctl detections` shows every head comparison the watcher stored, with its decision and bisection."""
+    shown = {d["id"]: d for d in env.ctl_json("detections", "--tree", "demo")["detections"]}
+    stored = db.detections()
+    check(sorted(shown) == sorted(d[0] for d in stored), f"detections shown {sorted(shown)} != stored {stored}")
+    for id, good, bad, _, state, bisection in stored:
+        d = shown[id]
+        check((d["good"], d["bad"], d["state"], d["bisection_id"]) == (good, bad, state, bisection or None),
+              f"detection {id}: shown {d}, stored {(good, bad, state, bisection)}")
+    decision = shown[confirmed_id]["decision"]
+    check(decision.startswith("confirmed ") and decision.endswith(f": bisection {bisection_id}"),
+          f"decision of the confirmed detection: {decision!r}")
+    rejected = [d["decision"] for d in shown.values() if d["state"] == "rejected"]
+    check(all(r.startswith("not confirmed ") and "p=" in r for r in rejected),
+          f"decisions of the rejected detections: {rejected}")
+    text = env.ctl("detections", "--tree", "demo").stdout
+    check(f"bisection {bisection_id}" in text, f"bisectctl detections:\n{text}")
+    check(env.ctl_json("detections", "--tree", "nope")["detections"] == [], "detections of an unknown tree")
+
+
 def test(env):
     repo = os.path.join(env.dir, "repo")
     shas = make_pushes(repo)
@@ -142,6 +162,7 @@ def test(env):
     check(len(env.ctl_json("bisections")["bisections"]) == 1, "the comment-only push D opened a bisection")
     others = [d for d in db.detections() if d[0] != detection_id]
     check(all(d[4] == "rejected" for d in others), f"noise pushes left detections: {others}")
+    check_detections_cli(env, db, detection_id, b["id"])
     print(f"detections: {db.detections()}; confirmation samples per commit: {per_commit}")
     with open(env.log_path) as f:
         print("".join(line for line in f if " vs " in line or "detection " in line), end="")
