@@ -2,6 +2,7 @@
 #include "base/strings.hpp"
 #include "daemon/config/config.hpp"
 #include "daemon/daemon.hpp"
+#include "daemon/install_paths.hpp"
 
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -49,7 +50,9 @@ Status apply_mail_option(const std::string& mail, daemon::config::Config& config
 
 Result<daemon::config::Config> build_config(const Options& o) {
   daemon::config::Config config;
-  config.configs_dir = env_or("BISECTD_CONFIGS_DIR", BISECTD_SOURCE_DIR "/configs");
+  auto installed = daemon::installed_configs_dir();
+  config.configs_dir =
+    env_or("BISECTD_CONFIGS_DIR", installed.empty() ? std::string(BISECTD_SOURCE_DIR "/configs") : installed.string());
   auto config_file = o.config_file.empty() ? env_or("BISECTD_CONFIG", "") : o.config_file;
   if (!config_file.empty()) {
     BISECTD_TRY(daemon::config::load_config_file(config_file, config));
@@ -88,6 +91,19 @@ void setup_logging(bool verbose, int argc, char** argv) {
   spdlog::debug("bisectd {}: {} on {} {}", BISECTD_VERSION, base::describe_argv(args), uts.sysname, uts.release);
 }
 
+// The labs look for bench-core in $BISECTD_BENCH_CORE_DIR, then around the executable (the build tree); an
+// installed bisectd points them at the installed programs. Done before any thread starts (setenv is not
+// thread-safe).
+void use_installed_bench_core() {
+  if (!env_or("BISECTD_BENCH_CORE_DIR", "").empty()) {
+    return;
+  }
+  if (auto dir = daemon::installed_bench_core_dir(); !dir.empty()) {
+    ::setenv("BISECTD_BENCH_CORE_DIR", dir.c_str(), 1);
+    spdlog::debug("bench-core: {}", dir.string());
+  }
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -108,6 +124,7 @@ int main(int argc, char** argv) {
     return app.exit(e) == 0 ? 0 : 2;
   }
   setup_logging(o.verbose, argc, argv);
+  use_installed_bench_core();
   // The data dir holds the API token, the database and build logs: files 0600, directories 0700.
   ::umask(077);
   if (::geteuid() == 0) {
@@ -120,6 +137,7 @@ int main(int argc, char** argv) {
       spdlog::error("{}", config.error().message);
       return 2;
     }
+    spdlog::debug("configs dir: {}", config->configs_dir.string());
     auto daemon = daemon::Daemon::create(std::move(*config));
     if (!daemon) {
       spdlog::error("{}", daemon.error().message);
