@@ -67,10 +67,13 @@ Status get_and_print(Context& context, const std::string& path, bool json,
 }
 
 Status results(Context& context, const InfoOptions& options) {
-  if (options.commit.empty() ||
-      options.commit.find_first_not_of("0123456789abcdefABCDEF") != std::string::npos) {
+  bool sha = options.commit.size() >= 7 && options.commit.find_first_not_of("0123456789abcdef") == std::string::npos;
+  if (!sha && options.tree.empty()) { // a ref means something only in one tree's mirror
     return make_error(ErrorCode::invalid_input,
-                      "COMMIT '" + options.commit + "': must be a hex sha (7+ characters)");
+                      "COMMIT '" + options.commit + "': a ref needs --tree (or give a sha, 7+ hex characters)");
+  }
+  if (options.commit.empty() || options.commit.find_first_of(" \n\t") != std::string::npos) {
+    return make_error(ErrorCode::invalid_input, "COMMIT '" + options.commit + "' is not a revision");
   }
   if (!options.tree.empty()) {
     BISECTD_TRY(validate_name(options.tree, "--tree"));
@@ -216,7 +219,8 @@ void register_info_commands(CLI::App& app, Context& context, Registry& registry)
   });
 
   auto results_options = add_json_command(app, "results", "stored samples of a commit", command);
-  command->add_option("COMMIT", results_options->commit, "commit sha or prefix (7+ characters)")->required();
+  command->add_option("COMMIT", results_options->commit, "sha or prefix (7+ hex characters), or a ref with --tree")
+    ->required();
   command->add_option("--tree", results_options->tree, "only this tree");
   registry.add(command, [&context, results_options] { return results(context, *results_options); });
 

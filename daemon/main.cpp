@@ -1,5 +1,6 @@
 // bisectd: the daemon. Precedence: command line > BISECTD_* environment > config file > embedded defaults.
 #include "base/strings.hpp"
+#include "base/units.hpp"
 #include "daemon/config/config.hpp"
 #include "daemon/daemon.hpp"
 #include "daemon/install_paths.hpp"
@@ -18,8 +19,7 @@ namespace {
 using namespace bisectd;
 
 struct Options {
-  std::string config_file, data_dir, listen, lab, mail, configs_dir;
-  int poll_interval_s = 0;
+  std::string config_file, data_dir, listen, lab, mail, configs_dir, poll_interval;
   bool verbose = false;
 };
 
@@ -73,8 +73,13 @@ Result<daemon::config::Config> build_config(const Options& o) {
   if (!o.configs_dir.empty()) {
     config.configs_dir = o.configs_dir;
   }
-  if (o.poll_interval_s > 0) {
-    config.poll_interval = std::chrono::seconds(o.poll_interval_s);
+  if (!o.poll_interval.empty()) {
+    auto interval = base::parse_duration(o.poll_interval);
+    if (!interval || *interval < std::chrono::seconds(1)) {
+      return make_error(ErrorCode::invalid_config,
+                        "--poll-interval: '" + o.poll_interval + "' is not a duration of at least 1s (60s, 5m, 1h)");
+    }
+    config.poll_interval = std::chrono::duration_cast<std::chrono::seconds>(*interval);
   }
   return config;
 }
@@ -115,7 +120,7 @@ int main(int argc, char** argv) {
   app.add_option("--lab", o.lab, "lab file with the machines (default: one local machine)");
   app.add_option("--mail", o.mail, "mail transport: mbox:PATH, smtp://HOST:PORT or sendmail[:PATH]");
   app.add_option("--configs-dir", o.configs_dir, "where job-relative paths fall back to");
-  app.add_option("--poll-interval", o.poll_interval_s, "seconds between fetches of each tree");
+  app.add_option("--poll-interval", o.poll_interval, "time between fetches of each tree (60s, 5m, 1h; a bare number is seconds)");
   app.add_flag("-v,--verbose", o.verbose, "debug logging");
   app.set_version_flag("--version", BISECTD_VERSION);
   try {

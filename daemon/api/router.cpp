@@ -51,7 +51,7 @@ bool match_path(std::string_view pattern, std::string_view path, std::map<std::s
       if (got[i].empty()) {
         return false;
       }
-      found[w.substr(1, w.size() - 2)] = got[i];
+      found[w.substr(1, w.size() - 2)] = url_decode(got[i]); // a ref may hold an encoded "/"
     } else if (w != got[i]) {
       return false;
     }

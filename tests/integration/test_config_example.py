@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import BIN, SOURCE, check, run, wait_for  # noqa: E402
+from harness import BIN, SOURCE, check, make_repo, run, wait_for, write_job  # noqa: E402
 
 EXAMPLE = os.path.join(SOURCE, "configs", "bisectd.yaml")
 READER = os.path.join(SOURCE, "daemon", "config", "config.cpp")
@@ -38,9 +38,9 @@ def example_keys():
     return top, mail
 
 
-def start(env, config, expect_exit=None):
+def start(env, config, expect_exit=None, extra=()):
     args = [os.path.join(BIN, "bisectd"), "--config", config, "--data-dir", env.data,
-            "--listen", f"127.0.0.1:{env.port}"]
+            "--listen", f"127.0.0.1:{env.port}", *extra]
     log = open(env.log_path, "a")
     if expect_exit is not None:
         return subprocess.run(args, stdout=log, stderr=subprocess.PIPE, text=True, timeout=60)
@@ -75,6 +75,18 @@ def test(env):
     r = start(env, bad, expect_exit=2)
     check(r.returncode == 2 and f"{bad}:{at + 1}" in r.stderr and "confirm_run" in r.stderr,
           f"a misspelt key: exit {r.returncode}, stderr {r.stderr!r}")
+
+    # --poll-interval takes the units the config file takes; a bad one is one line naming the option.
+    r = start(env, EXAMPLE, expect_exit=2, extra=("--poll-interval", "5x"))
+    check(r.returncode == 2 and "--poll-interval: '5x'" in r.stderr and r.stderr.count("[error]") == 1,
+          f"--poll-interval 5x: exit {r.returncode}, stderr {r.stderr!r}")
+    start(env, EXAMPLE, extra=("--poll-interval", "90m"))
+    repo = os.path.join(env.dir, "repo")
+    make_repo(repo, "--commits", "3")
+    env.ctl("tree", "add", "demo", repo, "--branch", "master", "--job", write_job(os.path.join(env.dir, "job.yaml")))
+    tree = env.ctl_json("tree", "show", "demo")["tree"]
+    check(tree["poll_interval_s"] == 5400, f"--poll-interval 90m: the tree polls every {tree['poll_interval_s']}s")
+    env.kill_daemon()
 
 
 if __name__ == "__main__":

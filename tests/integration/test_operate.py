@@ -10,7 +10,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import BIN, check, free_port, make_repo, one_line_error, run, wait_for, write_job  # noqa: E402
+from harness import BIN, check, free_port, git, make_repo, one_line_error, run, wait_for, write_job  # noqa: E402
 
 
 def test(env):
@@ -80,6 +80,13 @@ def test(env):
 
     samples = len(env.ctl_json("results", shas["culprit"], "--tree", "demo")["samples"])
     check(samples > 0, "the culprit has no samples")
+    by_ref = env.ctl_json("results", "refs/heads/master", "--tree", "demo")
+    master = git(repo, "rev-parse", "master")
+    check(by_ref["commit"] == master, f"results of refs/heads/master: commit {by_ref['commit']}, not {master}")
+    check(by_ref["samples"] == env.ctl_json("results", master, "--tree", "demo")["samples"],
+          "results by ref and by sha differ")
+    one_line_error(env.ctl("results", "master", expect=2), "a ref needs --tree")
+    one_line_error(env.ctl("results", "no-such-ref", "--tree", "demo", expect=1), "unknown revision 'no-such-ref'")
     env.ctl("bisections", "rm", bid, "--purge")
     one_line_error(env.ctl("show", bid, expect=1), bid)
     left = len(env.ctl_json("results", shas["culprit"], "--tree", "demo")["samples"])
