@@ -185,8 +185,7 @@ std::string SshMachine::power_cycle_and_wait(const std::string& old, const Visit
 void SshMachine::return_to_default(const BoxState& test_boot, const VisitRequest& request) {
   auto line = shell_join(m_settings.return_command);
   if (line) {
-    (void)remote("nohup sh -c " + base::shell_quote("sleep 1; " + *line) + " >/dev/null 2>&1 </dev/null &",
-                 m_settings.ssh_timeout);
+    (void)remote(detached_line(*line), m_settings.ssh_timeout);
   }
   if (wait_for_new_boot(test_boot.boot_id, request)) {
     return;
@@ -404,8 +403,7 @@ Result<VisitResult> SshMachine::visit_locked(const VisitRequest& request) {
                m_settings.install == SshInstall::kexec ? "kexec" : "reboot");
   auto boot_started = m_host->now();
   // In the background, so that ssh returns before the box goes down.
-  (void)remote("nohup sh -c " + base::shell_quote("sleep 1; " + install_line) + " >/dev/null 2>&1 </dev/null &",
-               m_settings.ssh_timeout);
+  (void)remote(detached_line(install_line), m_settings.ssh_timeout);
   auto booted = wait_for_new_boot(box->boot_id, request);
   if (!booted) {
     auto crash = crash_on(console.text());

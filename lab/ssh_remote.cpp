@@ -79,6 +79,11 @@ Result<std::string> shell_join(const std::vector<std::string>& argv) {
   return line;
 }
 
+std::string detached_line(const std::string& line) {
+  // Ignored before the fork, so no SIGHUP can arrive between the fork and the child's own trap.
+  return "trap '' HUP; sh -c " + base::shell_quote("sleep 1; " + line) + " >/dev/null 2>&1 </dev/null &";
+}
+
 Result<std::string> remote_run_command(const std::vector<std::string>& argv,
                                        const std::map<std::string, std::string>& env, const std::string& cwd) {
   if (argv.empty()) {

@@ -24,6 +24,11 @@ std::vector<std::string> scp_argv(const SshSettings& s, const std::vector<std::s
 // The argv as one line for a remote shell: each word shell-quoted, joined by spaces. Error (invalid_input): a NUL.
 Result<std::string> shell_join(const std::vector<std::string>& argv);
 
+// The remote line that runs `line` (a shell command line) in the background a second later, detached from the ssh
+// session, so that ssh returns before the box goes down (kexec -e, reboot). SIGHUP is ignored, which what it runs
+// inherits; no `nohup`, which busybox builds (initramfs boxes, rescue systems) often leave out.
+std::string detached_line(const std::string& line);
+
 // `cd DIR && exec env -- K=V ... ARGV`: the job's command on the box, with its env, never pasted unquoted.
 // Errors (invalid_input): an empty argv, a NUL anywhere, an env name that is not [A-Za-z_][A-Za-z0-9_]*.
 Result<std::string> remote_run_command(const std::vector<std::string>& argv,

@@ -64,13 +64,13 @@ class Env:
                 os.remove(os.path.join(self.mail_dir, "ready"))
             self.smtp = None
 
-    def start_daemon(self, *extra):
+    def start_daemon(self, *extra, cwd=None):
         args = [os.path.join(BIN, "bisectd"), "--data-dir", self.data, "--listen", f"127.0.0.1:{self.port}",
                 "--poll-interval", "1", *extra]
         if self.smtp_port:
             args += ["--mail", f"smtp://127.0.0.1:{self.smtp_port}"]
         log = open(self.log_path, "a")
-        self.daemon = subprocess.Popen(args, stdout=log, stderr=log)
+        self.daemon = subprocess.Popen(args, stdout=log, stderr=log, cwd=cwd)
         wait_for(self.daemon_up, 30, "bisectd did not answer on " + self.url)
 
     def daemon_up(self):

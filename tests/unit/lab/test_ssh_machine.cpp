@@ -2,6 +2,7 @@
 // ssh, scp, power_cycle and console argv like a lab server would), its settings, argv and parsing.
 
 #include "base/fs.hpp"
+#include "base/process.hpp"
 #include "base/strings.hpp"
 #include "lab/ssh_machine.hpp"
 #include "lab/ssh_remote.hpp"
@@ -465,4 +466,35 @@ TEST_CASE("ssh remote pieces: argv, run line, probe, description, cmdline", "[la
   CHECK(lab::describe_box("", "").empty());
   CHECK(lab::kexec_cmdline("BOOT_IMAGE=/vmlinuz-6.1 root=UUID=x ro initrd=/i bisectd.boot=old console=ttyS0", "v1") ==
         "root=UUID=x ro console=ttyS0 bisectd.boot=v1");
+}
+
+TEST_CASE("ssh: the detached kexec/reboot line needs only sh and sleep, and outlives the session's SIGHUP",
+          "[lab][ssh]") {
+  test::TempDir dir;
+  // The box's PATH offers sh and sleep only, as a busybox initramfs without the nohup applet does.
+  auto bin = dir.path() / "bin";
+  fs::create_directories(bin);
+  fs::create_symlink("/bin/sh", bin / "sh");
+  auto sleep_program = base::find_program("sleep");
+  REQUIRE(sleep_program.has_value());
+  fs::create_symlink(*sleep_program, bin / "sleep");
+  auto marker = dir.path() / "it ran";
+  auto line = lab::detached_line("echo ran > " + base::shell_quote(marker.string()));
+  CHECK_FALSE(contains(line, "nohup"));
+  // The session ends at once and its process group gets SIGHUP, as sshd's does when the connection closes. setsid
+  // plays sshd: a session of its own, which base::run's clean-up of its child's process group does not reach.
+  REQUIRE(base::find_program("setsid").has_value());
+  base::Command cmd;
+  cmd.argv = {"setsid", "-w", "/bin/sh", "-c", line + "\nkill -HUP 0"};
+  cmd.env = {{"PATH", bin.string()}};
+  cmd.timeout = 10s;
+  auto started = std::chrono::steady_clock::now();
+  auto status = base::run(cmd);
+  REQUIRE(status.has_value());
+  CHECK(std::chrono::steady_clock::now() - started < 1s);  // ssh returns before the box goes down
+  CHECK_FALSE(fs::exists(marker));
+  for (int i = 0; i < 100 && !fs::exists(marker); ++i) {
+    std::this_thread::sleep_for(50ms);
+  }
+  CHECK(base::read_file(marker).value_or("") == "ran\n");
 }
