@@ -45,7 +45,33 @@ std::string shift_text(const nlohmann::json& b) {
   if (low && high) {
     text += " (95% interval " + format_relative(*low) + " .. " + format_relative(*high) + ")";
   }
+  if (shift.contains("of") && shift["of"].is_string()) {
+    text += ", " + shift["of"].get<std::string>(); // the report's number; else the search's running estimate
+  }
   return text;
+}
+
+// "SHA subject", or "-".
+std::string commit_text(const nlohmann::json& commit) {
+  if (!commit.is_object() || !commit.contains("commit") || !commit["commit"].is_string()) {
+    return "-";
+  }
+  std::string subject = field_text(commit, "subject");
+  return commit["commit"].get<std::string>() + (subject == "-" ? "" : " " + subject);
+}
+
+// The culprit's real parent, as the report names it, with the commit whose binary was measured in its place.
+std::string parent_text(const nlohmann::json& b) {
+  const auto compared = b.value("compared", nlohmann::json());
+  if (!compared.is_object()) {
+    return "";
+  }
+  std::string text = commit_text(compared.value("parent", nlohmann::json()));
+  const auto same = compared.value("same_binary_as", nlohmann::json());
+  if (same.is_object()) {
+    text += " (same binary as " + commit_text(same) + ")";
+  }
+  return text == "-" ? "" : text;
 }
 
 void render_header(std::ostringstream& out, const nlohmann::json& b, std::int64_t now) {
@@ -55,6 +81,9 @@ void render_header(std::ostringstream& out, const nlohmann::json& b, std::int64_
   line(out, "good", field_text(b, "good"));
   line(out, "bad", field_text(b, "bad"));
   line(out, "culprit", culprit_text(b));
+  if (auto parent = parent_text(b); !parent.empty()) {
+    line(out, "parent", parent);
+  }
   if (b.contains("merge") && b["merge"].is_string()) {
     line(out, "via merge", b["merge"].get<std::string>() + " (the search recursed into the merged branch)");
   }

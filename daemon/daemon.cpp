@@ -86,7 +86,8 @@ void Daemon::wire_rooms(const std::string& token) {
   m_prebuilder = std::make_unique<bisection::Prebuilder>(*m_builds, *m_jobs, store, store, wake, m_stopping);
   m_verifier = std::make_unique<verify::CulpritVerifier>(verify::VerifyDeps{store, store, store, *m_repos, *m_builds});
   m_reporter = std::make_unique<reporting::MailReporter>(
-    store, *m_repos, *m_machines, reporting::MailIdentity{m_config.mail_from, m_config.reported_by, m_config.max_recipients});
+    store, *m_repos, *m_machines,
+    reporting::MailIdentity{m_config.mail_from, m_config.reported_by, m_config.archive_url, m_config.max_recipients});
   m_bisections = std::make_unique<bisection::Driver>(
     bisection::DriverStores{store, store, store, store},
     bisection::DriverParts{*m_repos, *m_jobs, *m_machines, *m_priors, *m_equivalence, m_prebuilder.get(), *m_verifier,

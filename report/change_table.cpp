@@ -27,6 +27,27 @@ Summary summarize(std::vector<double> samples) {
   return Summary{kept.front(), kept[kept.size() / 2], kept.back()};
 }
 
+// The two-sided 95% Student t quantile; from 11 degrees of freedom on an approximation within 0.03.
+double t_quantile_975(double df) {
+  static constexpr double k_table[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228};
+  if (df < 11) {
+    return k_table[static_cast<std::size_t>(std::max(1.0, df)) - 1]; // rounding down is the wider interval
+  }
+  return 1.96 + 2.4 / df;
+}
+
+double sample_variance(const std::vector<double>& samples) {
+  if (samples.size() < 2) {
+    return 0;
+  }
+  double average = mean(samples);
+  double sum = 0;
+  for (double value : samples) {
+    sum += (value - average) * (value - average);
+  }
+  return sum / static_cast<double>(samples.size() - 1);
+}
+
 std::string format_average(double average) {
   double magnitude = std::fabs(average);
   if (magnitude < 1000) {
@@ -87,6 +108,29 @@ double relative_change_percent(const MetricComparison& metric) {
     base = 1e-100;
   }
   return 100.0 * (mean(metric.culprit_samples) - base) / base;
+}
+
+ShiftEstimate estimate_shift(const MetricComparison& metric) {
+  const auto& parent = metric.parent_samples;
+  const auto& culprit = metric.culprit_samples;
+  ShiftEstimate shift;
+  shift.parent_runs = parent.size();
+  shift.culprit_runs = culprit.size();
+  if (parent.empty() || culprit.empty()) {
+    return shift;
+  }
+  shift.known = true;
+  shift.estimate = relative_change_percent(metric) / 100;
+  double base = mean(parent) == 0 ? 1e-100 : mean(parent);
+  double np = static_cast<double>(parent.size()), nc = static_cast<double>(culprit.size());
+  double vp = parent.size() > 1 ? sample_variance(parent) : sample_variance(culprit);
+  double vc = culprit.size() > 1 ? sample_variance(culprit) : sample_variance(parent);
+  double ratio = mean(culprit) / base;
+  double se = std::sqrt(vc / nc + ratio * ratio * vp / np) / std::fabs(base);
+  double half = t_quantile_975(np + nc - 2) * se;
+  shift.low = shift.estimate - half;
+  shift.high = shift.estimate + half;
+  return shift;
 }
 
 double table_change(const MetricComparison& metric) {

@@ -20,6 +20,11 @@ bool uses_absolute_change(std::string_view metric);
 // 100 * (culprit mean - parent mean) / parent mean (a zero parent mean counts as 1e-100, as LKP does).
 double relative_change_percent(const MetricComparison& metric);
 
+// The primary metric's shift, culprit vs parent: the table's relative change of the means (a fraction) with a
+// 95% interval (delta method on the ratio of the means, Student t with n1 + n2 - 2 degrees of freedom; a side
+// with one sample borrows the other side's variance). Unknown when a side has no sample.
+ShiftEstimate estimate_shift(const MetricComparison& metric);
+
 // The change shown in the table: relative percent, or the absolute delta for uses_absolute_change metrics.
 double table_change(const MetricComparison& metric);
 

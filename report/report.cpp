@@ -42,6 +42,11 @@ std::string report_subject(const ReportInput& input) {
     return prefix + "no culprit with high confidence: " + what +
            (candidates > 0 ? strprintf(" (%zu candidates)", candidates) : "");
   }
+  if (input.earlier && input.confident) {
+    std::string subject = single_line(input.earlier->subject);
+    bool has_re = subject.size() >= 3 && base::to_lower(subject.substr(0, 3)) == "re:";
+    return has_re ? subject : "Re: " + subject;
+  }
   if (!normalize_message_id(input.in_reply_to).empty()) {
     std::string subject = single_line(input.culprit.subject);
     bool has_re = subject.size() >= 3 && base::to_lower(subject.substr(0, 3)) == "re:";
@@ -76,7 +81,8 @@ Mail render_report(const ReportInput& input, const Recipients& recipients) {
   mail.subject = report_subject(input);
   mail.message_id = message_id_for(input.bisection_id, input.created_at, domain_of(input.from));
   if (input.confident) {
-    mail.in_reply_to = normalize_message_id(input.in_reply_to);
+    // A repeat answers the first report of its culprit; else a patch's own mail (its Link: trailer).
+    mail.in_reply_to = normalize_message_id(input.earlier ? input.earlier->message_id : input.in_reply_to);
     mail.references = mail.in_reply_to;
   }
   mail.date = rfc5322_date(input.created_at);

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -38,6 +39,21 @@ struct ChartPoint {
   bool bad_side = false; // the commit is at or after the culprit
 };
 
+// The culprit's change of the primary metric, culprit vs parent, as a fraction (-0.065) with its 95% interval:
+// the one shift number of a report (subject, opening, confidence block and the table's %change all give it).
+struct ShiftEstimate {
+  bool known = false; // false: fewer than one sample on a side
+  double estimate = 0, low = 0, high = 0;
+  std::size_t parent_runs = 0, culprit_runs = 0;
+};
+
+// An earlier report of the same culprit for the same tree and job: the repeat is not mailed, it answers that one.
+struct EarlierReport {
+  std::int64_t bisection_id = 0;
+  std::string message_id, subject;
+  std::int64_t created_at = 0;
+};
+
 struct ReportInput {
   std::int64_t bisection_id = 0;
   std::int64_t created_at = 0; // Unix time: the stable Message-ID and the Date header
@@ -46,21 +62,31 @@ struct ReportInput {
   std::string compiler, kconfig;                           // axis line values (may be empty)
   std::string metric;
   int direction = +1; // +1: higher is better
-  Commit culprit, parent;
+  Commit culprit, parent; // `parent`: the culprit's real (first) parent
+  // Set when the parent's samples come from another commit with the same binary (an identical build, or the
+  // nearest predecessor whose change is relevant to the build): the commit whose build was measured.
+  std::optional<Commit> same_binary_as;
   // Non-empty when the answer is a set of commits ("could be any of"); `culprit` is then the first commit
   // measured bad and `parent` the last one measured good.
   std::vector<Commit> credible_set;
   bool confident = true; // false: the "no culprit with high confidence" mail
-  // Primary metric first, then others; render_report keeps only the others that changed beyond their noise.
+  // Primary metric first, then others; render_report shows the `watch` metrics next and of the rest only those
+  // that changed beyond their noise.
   std::vector<MetricComparison> metrics;
+  std::vector<std::string> watch; // the job's watch: metrics, shown after the primary even within noise
   double p_culprit = 0;
-  int runs = 0, builds = 0, boots = 0;
+  int runs = 0, builds = 0;
+  std::optional<int> boots; // unset on backends that do not boot (local)
   std::vector<ChartPoint> chart;          // every sample of every tested commit, commit order
   std::vector<std::string> verification;  // "confirm: 10 pairs, -15.2% ± 1.1%"
   bool layout_artefact = false;           // the shift vanished with forced code alignment
   std::string job_yaml;
   std::vector<std::string> reproduce;     // bisectctl commands
-  std::string from, reported_by;          // "bisectd <bisectd@localhost>"
+  std::string from;                       // "bisectd <bisectd@localhost>"
+  std::string reported_by;                // the Reported-by: tag; empty: no tag lines
+  std::string archive_url;                // where the list archives the mail ("https://lore.kernel.org/r/");
+                                          // empty: no Closes: tag
+  std::optional<EarlierReport> earlier;   // this culprit was reported before (tree and job alike)
   std::string in_reply_to;                // message id or lore URL from a Link: trailer; may be empty
   std::string recipients_note;            // why fewer people got the mail than the commit names; may be empty
 };

@@ -3,8 +3,10 @@
 #include "base/strings.hpp"
 #include "report/change_table.hpp"
 #include "report/chart.hpp"
+#include "report/mime.hpp"
 #include "report/text.hpp"
 
+#include <algorithm>
 #include <map>
 
 namespace bisectd::report::detail {
@@ -83,6 +85,18 @@ std::string opening(const ReportInput& input) {
   return "bisectd noticed " + what + " due to commit:\n\ncommit: " + long_commit(input.culprit) + "\n";
 }
 
+// A repeat of an earlier report: the reader learns that this copy was not mailed and which mail it answers.
+std::string repeat_note(const ReportInput& input) {
+  if (!input.earlier) {
+    return "";
+  }
+  const auto& e = *input.earlier;
+  return "This culprit was reported before for the same tree and job (bisection " +
+         std::to_string(e.bisection_id) + ", " + rfc5322_date(e.created_at) + ",\nMessage-ID " +
+         single_line(e.message_id) + "). This bisection found it again; this report answers\n"
+         "that mail and was not mailed itself.\n\n";
+}
+
 std::string test_block(const ReportInput& input) {
   std::string out;
   auto field = [&](std::string_view key, std::string_view value) {
@@ -103,15 +117,25 @@ std::string test_block(const ReportInput& input) {
   return out;
 }
 
+// Reported-by and Closes only as configured: a Closes link must lead to an archive that received the mail (for a
+// repeat, the first mail: that is the one a fix closes).
 std::string tag_block(const ReportInput& input, const std::string& message_id) {
-  if (!input.confident || change_kind(input) != "regression" || input.reported_by.empty()) {
+  std::string reported_by = single_line(input.reported_by);
+  std::string archive = single_line(input.archive_url);
+  if (!input.confident || change_kind(input) != "regression" || (reported_by.empty() && archive.empty())) {
     return "";
   }
-  std::string id = message_id.size() > 2 ? message_id.substr(1, message_id.size() - 2) : message_id;
-  return "If you fix the issue in a separate patch/commit (i.e. not just a new version of\n"
-         "the same patch/commit), kindly add following tags\n"
-         "| Reported-by: " + single_line(input.reported_by) + "\n"
-         "| Closes: https://lore.kernel.org/r/" + id + "\n\n";
+  std::string mailed = input.earlier ? single_line(input.earlier->message_id) : message_id;
+  std::string id = mailed.size() > 2 && mailed.front() == '<' ? mailed.substr(1, mailed.size() - 2) : mailed;
+  std::string out = "If you fix the issue in a separate patch/commit (i.e. not just a new version of\n"
+                    "the same patch/commit), kindly add following tags\n";
+  if (!reported_by.empty()) {
+    out += "| Reported-by: " + reported_by + "\n";
+  }
+  if (!archive.empty()) {
+    out += "| Closes: " + archive + (archive.ends_with('/') ? "" : "/") + id + "\n";
+  }
+  return out + "\n";
 }
 
 std::string axis_block(const ReportInput& input) {
@@ -140,20 +164,61 @@ std::string axis_block(const ReportInput& input) {
   return out;
 }
 
+// The parent line of the comparison, naming the commit whose build was measured when it is not the parent's own.
+std::string parent_line(const ReportInput& input) {
+  std::string line = "  " + short_commit(input.parent);
+  if (input.same_binary_as) {
+    line += "  (same binary as " + base::short_sha(single_line(input.same_binary_as->sha)) + " \"" +
+            single_line(input.same_binary_as->subject) + "\")";
+  }
+  return line + "\n";
+}
+
+// The primary metric, then the job's watch metrics (whatever they did), then the others that changed.
+std::vector<MetricComparison> shown_metrics(const ReportInput& input, const MetricComparison& primary) {
+  std::vector<MetricComparison> shown{primary};
+  auto is_watched = [&](const std::string& name) {
+    return std::find(input.watch.begin(), input.watch.end(), name) != input.watch.end();
+  };
+  for (const auto& name : input.watch) {
+    for (const auto& metric : input.metrics) {
+      if (&metric != &primary && metric.name == name && !metric.parent_samples.empty() &&
+          !metric.culprit_samples.empty()) {
+        shown.push_back(metric);
+      }
+    }
+  }
+  for (const auto& metric : input.metrics) {
+    if (&metric != &primary && !is_watched(metric.name) && changed_beyond_noise(metric)) {
+      shown.push_back(metric);
+    }
+  }
+  return shown;
+}
+
 std::string comparison_block(const ReportInput& input) {
   std::string out = axis_block(input);
-  out += "commit:\n  " + short_commit(input.parent) + "\n  " + short_commit(input.culprit) + "\n\n";
+  out += "commit:\n" + parent_line(input) + "  " + short_commit(input.culprit) + "\n\n";
   const MetricComparison* primary = primary_metric(input);
   if (primary == nullptr) {
     return out + "(no samples stored for the comparison)\n\n";
   }
-  std::vector<MetricComparison> shown{*primary};
-  for (const auto& metric : input.metrics) {
-    if (&metric != primary && changed_beyond_noise(metric)) {
-      shown.push_back(metric);
-    }
+  return out + format_change_table(input.parent.sha, input.culprit.sha, shown_metrics(input, *primary)) + "\n";
+}
+
+// "shift: -6.5% (95% interval -7.1% .. -5.9%), culprit vs parent, 3 + 3 runs": the number the subject gives.
+std::string shift_line(const ReportInput& input) {
+  const MetricComparison* primary = primary_metric(input);
+  if (primary == nullptr) {
+    return "";
   }
-  return out + format_change_table(input.parent.sha, input.culprit.sha, shown) + "\n";
+  ShiftEstimate shift = estimate_shift(*primary);
+  if (!shift.known) {
+    return "";
+  }
+  return strprintf("  shift: %+.1f%% (95%% interval %+.1f%% .. %+.1f%%) of %s, culprit vs parent, %zu + %zu runs\n",
+                   relative_change_percent(*primary), 100 * shift.low, 100 * shift.high,
+                   single_line(primary->name).c_str(), shift.culprit_runs, shift.parent_runs);
 }
 
 std::string confidence_block(const ReportInput& input) {
@@ -167,7 +232,9 @@ std::string confidence_block(const ReportInput& input) {
   } else {
     out += strprintf("  P(culprit): %.1f%%\n", 100 * input.p_culprit);
   }
-  out += strprintf("  spent: %d runs, %d builds, %d boots\n", input.runs, input.builds, input.boots);
+  out += shift_line(input);
+  out += strprintf("  spent: %d runs, %d builds", input.runs, input.builds) +
+         (input.boots ? strprintf(", %d boots\n", *input.boots) : std::string("\n"));
   out += input.verification.empty() ? "  verification: none\n" : "  verification:\n";
   for (const auto& line : input.verification) {
     out += "    " + single_line(line) + "\n";
@@ -207,7 +274,7 @@ std::string primary_change_text(const ReportInput& input) {
   if (primary == nullptr || primary->parent_samples.empty() || primary->culprit_samples.empty()) {
     return "";
   }
-  return strprintf("%+.1f%%", relative_change_percent(*primary));
+  return strprintf("%+.1f%%", relative_change_percent(*primary)); // the table's %change and the shift line's
 }
 
 std::string change_kind(const ReportInput& input) {
@@ -224,7 +291,7 @@ std::string report_body(const ReportInput& input, const std::string& message_id)
   if (input.layout_artefact) {
     out += layout_warning();
   }
-  out += opening(input) + test_block(input) + "\n";
+  out += repeat_note(input) + opening(input) + test_block(input) + "\n";
   out += tag_block(input, message_id);
   out += "Details are as below:\n";
   out += std::string(98, '-') + ">\n\n";

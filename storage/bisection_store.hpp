@@ -40,9 +40,14 @@ public:
   virtual Status add_event(std::int64_t bisection_id, const std::string& message) = 0;
   virtual Result<std::vector<EventRow>> events(std::int64_t bisection_id) = 0;
 
-  // Finishes a bisection and queues its mail in one transaction: a crash never loses or doubles the mail.
+  // Finishes a bisection and queues its mail in one transaction: a crash never loses or doubles the mail. A
+  // report with `repeat_of` set is stored but not queued.
   virtual Status finish_bisection(const BisectionRow& bisection, const std::optional<ReportRow>& report) = 0;
   virtual Result<std::optional<ReportRow>> report(std::int64_t bisection_id) = 0;
+  // The first report (not itself a repeat) of another bisection of `tree` and `job` that found `culprit`.
+  virtual Result<std::optional<ReportRow>> first_report(const std::string& tree, const std::string& job,
+                                                        const std::string& culprit,
+                                                        std::int64_t except_bisection) = 0;
 };
 
 } // namespace bisectd::storage

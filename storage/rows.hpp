@@ -110,6 +110,8 @@ struct ReportRow {
   std::string message_id, in_reply_to, body, text;
   std::int64_t created_at = 0;
   bool sent = false;
+  std::int64_t repeat_of = 0;        // the earlier report of the same culprit (tree, job) it answers; 0: none.
+                                     // A repeat is stored but never queued for mail.
 };
 
 struct OutboxRow {

@@ -118,6 +118,12 @@ CREATE TABLE machine_state (
 // a restarted daemon follows that job on the same machine instead of submitting it again.
 R"sql(
 ALTER TABLE requests ADD COLUMN lab_handle TEXT NOT NULL DEFAULT '';
+)sql",
+// 6: one mail per culprit per tree and job: a report that repeats an earlier one names it and is not mailed
+// (no foreign key: deleting the first bisection must not fail on its repeats); the look-up by culprit.
+R"sql(
+ALTER TABLE reports ADD COLUMN repeat_of INTEGER;
+CREATE INDEX bisections_culprit ON bisections(tree, job, culprit);
 )sql"};
 
 Result<int> current_version(Connection& connection) {

@@ -110,6 +110,8 @@ public:
   Result<std::vector<EventRow>> events(std::int64_t bisection_id) override;
   Status finish_bisection(const BisectionRow& bisection, const std::optional<ReportRow>& report) override;
   Result<std::optional<ReportRow>> report(std::int64_t bisection_id) override;
+  Result<std::optional<ReportRow>> first_report(const std::string& tree, const std::string& job,
+                                                const std::string& culprit, std::int64_t except_bisection) override;
 
   Result<std::vector<std::pair<OutboxRow, ReportRow>>> due_mail(std::int64_t now) override;
   Result<bool> mark_mail_sending(std::int64_t outbox_id) override;

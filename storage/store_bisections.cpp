@@ -61,7 +61,7 @@ DetectionRow read_detection(const Statement& s) {
 
 constexpr std::string_view k_report_columns =
   "r.id, r.bisection_id, r.subject, r.sender, r.to_list, r.cc_list, r.message_id, COALESCE(r.in_reply_to, ''), "
-  "r.body, r.text, r.created_at, COALESCE(o.state = 'sent', 0)";
+  "r.body, r.text, r.created_at, COALESCE(o.state = 'sent', 0), COALESCE(r.repeat_of, 0)";
 
 ReportRow read_report(const Statement& s) {
   return ReportRow{s.column_int(0),
@@ -75,7 +75,8 @@ ReportRow read_report(const Statement& s) {
                    s.column_text(8),
                    s.column_text(9),
                    s.column_int(10),
-                   s.column_int(11) != 0};
+                   s.column_int(11) != 0,
+                   s.column_int(12)};
 }
 
 Value name_value(std::string_view name) { return Value(std::string(name)); }
@@ -316,12 +317,14 @@ Status Store::finish_bisection(const BisectionRow& bisection, const std::optiona
     const auto& r = *report;
     BISECTD_TRY(m_connection->run(
       "INSERT INTO reports (bisection_id, subject, sender, to_list, cc_list, message_id, in_reply_to, body, text, "
-      "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      "created_at, repeat_of) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       {integer(bisection.id), text(r.subject), text(r.sender), text(encode_string_list(r.to)),
        text(encode_string_list(r.cc)), text(r.message_id), text(r.in_reply_to), text(r.body), text(r.text),
-       integer(base::unix_now())}));
-    BISECTD_TRY(m_connection->run("INSERT INTO outbox (report_id, state, next_attempt_at) VALUES (?, 'pending', ?)",
-                                  {integer(m_connection->last_insert_id()), integer(base::unix_now())}));
+       integer(base::unix_now()), r.repeat_of == 0 ? Value(nullptr) : integer(r.repeat_of)}));
+    if (r.repeat_of == 0) {
+      BISECTD_TRY(m_connection->run("INSERT INTO outbox (report_id, state, next_attempt_at) VALUES (?, 'pending', ?)",
+                                    {integer(m_connection->last_insert_id()), integer(base::unix_now())}));
+    }
   }
   return txn.commit();
 }
@@ -331,6 +334,17 @@ Result<std::optional<ReportRow>> Store::report(std::int64_t bisection_id) {
                               "SELECT " + std::string(k_report_columns) +
                                 " FROM reports r LEFT JOIN outbox o ON o.report_id = r.id WHERE r.bisection_id = ?",
                               {integer(bisection_id)}, read_report);
+}
+
+Result<std::optional<ReportRow>> Store::first_report(const std::string& tree, const std::string& job,
+                                                     const std::string& culprit, std::int64_t except_bisection) {
+  return query_one<ReportRow>(*m_connection,
+                              "SELECT " + std::string(k_report_columns) +
+                                " FROM reports r JOIN bisections b ON b.id = r.bisection_id"
+                                " LEFT JOIN outbox o ON o.report_id = r.id"
+                                " WHERE b.tree = ? AND b.job = ? AND b.culprit = ? AND b.id != ?"
+                                " AND r.repeat_of IS NULL ORDER BY r.id LIMIT 1",
+                              {text(tree), text(job), text(culprit), integer(except_bisection)}, read_report);
 }
 
 namespace {
@@ -343,9 +357,9 @@ Result<std::vector<std::pair<OutboxRow, ReportRow>>> mail_where(Connection& conn
       ", o.id, o.report_id, o.state, o.attempts, o.next_attempt_at, COALESCE(o.last_error, '') "
       "FROM outbox o JOIN reports r ON o.report_id = r.id WHERE " + where + " ORDER BY o.id",
     params, [](const Statement& s) {
-      OutboxRow o{s.column_int(12), s.column_int(13),
-                  parse_outbox_state(s.column_text(14)).value_or(OutboxState::failed), s.column_int(15),
-                  s.column_int(16), s.column_text(17)};
+      OutboxRow o{s.column_int(13), s.column_int(14),
+                  parse_outbox_state(s.column_text(15)).value_or(OutboxState::failed), s.column_int(16),
+                  s.column_int(17), s.column_text(18)};
       return std::pair{o, read_report(s)};
     });
 }

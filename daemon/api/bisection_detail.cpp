@@ -76,6 +76,25 @@ std::optional<std::size_t> fill_chain(ApiContext& c, const storage::BisectionRow
   return culprit_index;
 }
 
+// What the report compared, with subjects: the culprit, its real parent and the commit measured in the parent's
+// place when it shares that commit's binary (null otherwise); null before the bisection has an answer.
+json compared_json(TreeRepos& repos, const storage::BisectionRow& b, const json& result) {
+  auto compared = result.value("compared", json());
+  if (!compared.is_object()) {
+    return nullptr;
+  }
+  json out = json::object();
+  (void)repos.with_repo(b.tree, [&](vcs::Repo& repo) -> Status {
+    for (const char* key : {"culprit", "parent", "same_binary_as"}) {
+      auto sha = compared.value(key, json());
+      out[key] = sha.is_string() ? json{{"commit", sha}, {"subject", subject_of(repo, sha.get<std::string>())}}
+                                 : json(nullptr);
+    }
+    return {};
+  });
+  return out;
+}
+
 // The bisection's requests, so that each can be looked into (`bisectctl logs KIND ID`).
 json requests_json(const std::vector<storage::RequestRow>& requests) {
   json out = json::array();
@@ -120,6 +139,7 @@ HttpResponse get_bisection(ApiContext& c, const Call& call) {
   auto verification = json::parse(b.verification_json, nullptr, false);
   out["credible_set"] = result.value("credible_set", json::array());
   out["shift"] = result.value("shift", json::object());
+  out["compared"] = compared_json(c.repos, b, result);
   out["verification"] = verification.is_object() ? verification : json::object();
   out["verdict"] = result.value("verdict", "");
   out["merge"] = null_if_empty(b.merge); // the merge the search recursed through, if any

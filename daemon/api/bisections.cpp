@@ -28,6 +28,23 @@ HttpResponse get_bisections(ApiContext& c, const Call& call) {
   return json_response(200, {{"bisections", out}});
 }
 
+namespace {
+
+// The bisection of the report that `r` repeats: the first report of the same culprit for the same tree and job.
+json repeat_of_bisection(ApiContext& c, const storage::ReportRow& r) {
+  if (r.repeat_of == 0) {
+    return nullptr;
+  }
+  auto b = c.bisections.bisection(r.bisection_id);
+  if (!b || !*b) {
+    return nullptr;
+  }
+  auto first = c.bisections.first_report((*b)->tree, (*b)->job, (*b)->culprit, r.bisection_id);
+  return first && *first && (*first)->id == r.repeat_of ? json((*first)->bisection_id) : json(nullptr);
+}
+
+} // namespace
+
 HttpResponse get_report(ApiContext& c, const Call& call) {
   auto id = std::stoll(call.params.at("id"));
   if (auto b = c.bisections.bisection(id); !b || !*b) {
@@ -46,7 +63,9 @@ HttpResponse get_report(ApiContext& c, const Call& call) {
                              {"in_reply_to", null_if_empty(r.in_reply_to)},
                              {"body", r.body},
                              {"text", r.text},
-                             {"sent", r.sent}});
+                             {"sent", r.sent},
+                             // the bisection whose report this one repeats (then never mailed), else null
+                             {"repeat_of", repeat_of_bisection(c, r)}});
 }
 
 namespace {

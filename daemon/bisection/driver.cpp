@@ -317,17 +317,56 @@ reporting::Conclusion Driver::conclude(Tick& t, const std::optional<verify::Veri
   return c;
 }
 
-// Stores the result and its report mail in one transaction (no mail for "no change" on the mainline).
-Status Driver::store_result(Tick& t, const reporting::Conclusion& c) {
+// The report's comparison in the result `show` reads: the culprit's real parent, the commit measured in its place
+// and the shift between them, replacing the engine's estimate, so that `show` and the mail give one number.
+void Driver::record_comparison(Tick& t, const reporting::Conclusion& c) {
+  std::string first_parent;
+  (void)m_parts.repos.with_repo(t.b.tree, [&](vcs::Repo& repo) -> Status {
+    BISECTD_TRY_ASSIGN(auto culprit, repo.commit(c.culprit_sha));
+    first_parent = culprit.parents.empty() ? "" : culprit.parents.front();
+    return {};
+  });
+  auto compared = reporting::compared_commits(c, first_parent);
+  auto shift = reporting::compared_shift(m_stores.samples, t.b.job, t.b.metric, compared);
+  auto result = json::parse(t.b.result_json, nullptr, false);
+  if (!result.is_object()) {
+    result = json::object();
+  }
+  result["compared"] = {{"culprit", compared.culprit},
+                        {"parent", compared.parent},
+                        {"same_binary_as", compared.same_binary ? json(compared.measured) : json(nullptr)}};
+  if (shift && shift->known) {
+    result["shift"] = {{"estimate", shift->estimate},
+                       {"low", shift->low},
+                       {"high", shift->high},
+                       {"of", "culprit vs parent, mean of the runs"},
+                       {"runs", {{"parent", shift->parent_runs}, {"culprit", shift->culprit_runs}}}};
+  }
+  t.b.result_json = result.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// Stores the result and its report mail in one transaction (no mail for "no change" on the mainline; no second
+// mail for a culprit already reported for the tree and job: the report answers the first one instead).
+Status Driver::store_result(Tick& t, reporting::Conclusion c) {
   std::optional<storage::ReportRow> report;
   if (t.step.verdict != bisect::Verdict::no_change || !t.b.merge.empty()) {
     BISECTD_TRY_ASSIGN(auto tree, m_stores.trees.tree(t.b.tree));
+    if (t.b.state == BisectionState::found) {
+      BISECTD_TRY_ASSIGN(c.earlier_report,
+                         m_stores.bisections.first_report(t.b.tree, t.b.job, c.culprit_sha, t.b.id));
+    }
     if (tree) {
       BISECTD_TRY_ASSIGN(report, m_parts.reporter.compose(t.b, *t.job, *tree, c));
     }
+    record_comparison(t, c);
   }
   BISECTD_TRY(m_stores.bisections.finish_bisection(t.b, report));
   const auto& b = t.b;
+  if (report && report->repeat_of != 0 && c.earlier_report) {
+    (void)m_stores.bisections.add_event(b.id, "culprit already reported by bisection " +
+                                                std::to_string(c.earlier_report->bisection_id) + " (" +
+                                                c.earlier_report->message_id + "): no second mail");
+  }
   (void)m_stores.bisections.add_event(b.id, "finished: " + std::string(to_string(b.state)) +
                                               (b.culprit.empty() ? "" : " culprit " + base::short_sha(b.culprit)) +
                                               " P=" + std::to_string(b.p_culprit).substr(0, 6));

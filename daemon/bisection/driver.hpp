@@ -87,7 +87,8 @@ private:
   Result<bool> recurse_into_merge(storage::BisectionRow& b, const std::string& culprit);
   Result<Checked> check_culprit(Tick& t, std::optional<verify::Verification>& verification);
   reporting::Conclusion conclude(Tick& t, const std::optional<verify::Verification>& verification);
-  Status store_result(Tick& t, const reporting::Conclusion& conclusion);
+  void record_comparison(Tick& t, const reporting::Conclusion& conclusion);
+  Status store_result(Tick& t, reporting::Conclusion conclusion);
   Status fail(storage::BisectionRow& b, const std::string& why);
 
   DriverStores m_stores;

@@ -4,6 +4,7 @@
 #include "base/fs.hpp"
 #include "base/strings.hpp"
 #include "daemon/config/yaml_reader.hpp"
+#include "lab/ssh_remote.hpp"
 
 #include <fstream>
 #include <random>
@@ -17,7 +18,7 @@ namespace {
 void read_mail(YamlReader& r, const YAML::Node& root, Config& config) {
   auto mail = r.section(root, "", "mail");
   r.check_keys(mail, "mail", {"transport", "mbox", "smtp", "starttls", "user", "password_file", "sendmail", "from",
-                              "reported_by", "domain", "max_recipients"});
+                              "reported_by", "archive_url", "domain", "max_recipients"});
   if (auto transport = r.string(mail, "mail", "transport")) {
     if (*transport == "mbox") {
       config.mail.kind = mail::Transport::Kind::mbox;
@@ -45,13 +46,26 @@ void read_mail(YamlReader& r, const YAML::Node& root, Config& config) {
   }
   config.mail.sendmail_path = r.string(mail, "mail", "sendmail").value_or(config.mail.sendmail_path);
   config.mail_from = r.string(mail, "mail", "from").value_or(config.mail_from);
+  // The report's tags: "Reported-by: <reported_by>" and "Closes: <archive_url><Message-ID>". Both absent by
+  // default: a Closes link must lead to a list archive that really received the mail, and a Reported-by tag
+  // names an identity people can reach. Set them when the robot mails a real, archived list, e.g.
+  //   reported_by: "perf robot <robot@example.org>"
+  //   archive_url: https://lore.kernel.org/perf-robot/
   config.reported_by = r.string(mail, "mail", "reported_by").value_or(config.reported_by);
+  config.archive_url = r.string(mail, "mail", "archive_url").value_or(config.archive_url);
   config.message_id_domain = r.string(mail, "mail", "domain").value_or(config.message_id_domain);
   config.max_recipients =
     static_cast<std::size_t>(r.integer(mail, "mail", "max_recipients", 1, 10000).value_or(40));
   if (config.mail.kind == mail::Transport::Kind::smtp && config.mail.smtp_url.empty()) {
     r.error(mail, "mail.smtp", "missing: the transport is smtp (use e.g. smtp://127.0.0.1:25)");
   }
+}
+
+// What a `local` machine is: this host's CPU model, threads and memory, as LKP names its test machines.
+std::string local_host_description() {
+  auto description = lab::describe_box(base::read_file("/proc/cpuinfo").value_or(""),
+                                       base::read_file("/proc/meminfo").value_or(""));
+  return description.empty() ? "this host" : description;
 }
 
 std::string random_token() {
@@ -160,8 +174,12 @@ Status finish_config(Config& config) {
     local.name = "local0";
     local.group = "local";
     local.backend = "local";
-    local.description = "this host (local backend: no boot, userspace builds)";
     config.machines.push_back(local);
+  }
+  for (auto& machine : config.machines) {
+    if (machine.backend == "local" && machine.description.empty()) {
+      machine.description = local_host_description();
+    }
   }
   return {};
 }

@@ -19,7 +19,8 @@ struct Config {
   std::filesystem::path token_file;                // default DATA_DIR/token (generated when absent)
   mail::Transport mail;                             // default: mbox at DATA_DIR/mail.mbox
   std::string mail_from = "bisectd <bisectd@localhost>";
-  std::string reported_by = "bisectd <bisectd@localhost>";
+  std::string reported_by;                         // the report's Reported-by: tag; empty: none
+  std::string archive_url;                         // Closes: <archive_url><Message-ID>; empty: no Closes: tag
   std::string message_id_domain = "bisectd.localhost";
   std::size_t max_recipients = 40;                 // more: only the tree's notify list is mailed
   std::filesystem::path lab_file;                  // empty: one `local` machine

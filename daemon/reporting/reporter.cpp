@@ -2,6 +2,7 @@
 
 #include "base/process.hpp"
 #include "base/strings.hpp"
+#include "report/change_table.hpp"
 #include "report/recipients.hpp"
 #include "report/report.hpp"
 
@@ -53,8 +54,32 @@ std::vector<std::string> maintainers(TreeRepos& repos, const std::string& tree, 
   return base::split_lines(status->out);
 }
 
-Status add_samples(storage::SampleStore& store, const storage::BisectionRow& b, const Conclusion& c,
-                   report::ReportInput& input) {
+// Boots are counted only on machines whose backend boots a kernel (`local` runs on this host as it is); unset
+// when no sample came from one.
+class BootCount {
+public:
+  explicit BootCount(const LabView& lab) {
+    for (const auto& m : lab.machines()) {
+      m_backends[m.name] = m.backend;
+    }
+  }
+  void add(const storage::SampleRow& s) {
+    auto backend = m_backends.find(s.machine);
+    if (backend != m_backends.end() && backend->second != "local") {
+      m_boots.insert(s.boot_id);
+    }
+  }
+  [[nodiscard]] std::optional<int> count() const {
+    return m_boots.empty() ? std::nullopt : std::optional<int>(static_cast<int>(m_boots.size()));
+  }
+
+private:
+  std::map<std::string, std::string> m_backends;
+  std::set<std::string> m_boots;
+};
+
+Status add_samples(storage::SampleStore& store, const LabView& lab, const storage::BisectionRow& b,
+                   const Conclusion& c, report::ReportInput& input) {
   BISECTD_TRY_ASSIGN(auto samples, store.samples(b.job, c.chain));
   std::map<std::string, std::size_t> index;
   for (std::size_t i = 0; i < c.chain.size(); ++i) {
@@ -63,9 +88,9 @@ Status add_samples(storage::SampleStore& store, const storage::BisectionRow& b, 
   const auto& culprit = c.chain[c.culprit];
   const auto& parent = c.chain[std::min(c.parent, c.culprit)];
   std::map<std::string, report::MetricComparison> metrics;
-  std::set<std::string> boots;
+  BootCount boots(lab);
   for (const auto& s : samples) {
-    boots.insert(s.boot_id);
+    boots.add(s);
     if (auto v = s.metrics.find(b.metric); v != s.metrics.end() && v->second > 0) {
       input.chart.push_back({index[s.commit], s.commit, v->second, index[s.commit] >= c.culprit});
     }
@@ -78,7 +103,7 @@ Status add_samples(storage::SampleStore& store, const storage::BisectionRow& b, 
       (s.commit == culprit ? m.culprit_samples : m.parent_samples).push_back(value);
     }
   }
-  input.boots = static_cast<int>(boots.size());
+  input.boots = boots.count();
   std::stable_sort(input.chart.begin(), input.chart.end(),
                    [](const auto& a, const auto& z) { return a.position < z.position; });
   if (metrics.contains(b.metric)) {
@@ -101,7 +126,85 @@ std::vector<std::string> reproduce_commands(const storage::BisectionRow& b, cons
           "bisectctl results " + b.culprit.substr(0, 12)};
 }
 
+// The first word of CC that is not a wrapper ("ccache gcc" -> "gcc").
+std::string compiler_command(const kbuild::Recipe& recipe) {
+  auto cc = recipe.env.find("CC");
+  if (cc == recipe.env.end()) {
+    return "gcc";
+  }
+  for (const auto& word : base::split(base::trim(cc->second), ' ')) {
+    if (!word.empty() && word != "ccache" && word != "distcc") {
+      return word;
+    }
+  }
+  return "gcc";
+}
+
+std::optional<std::string> command_output(std::vector<std::string> argv) {
+  base::Command cmd;
+  cmd.argv = std::move(argv);
+  cmd.timeout = std::chrono::seconds(10);
+  auto status = base::run(cmd);
+  if (!status || !status->ok()) {
+    return std::nullopt;
+  }
+  return std::string(base::trim(status->out));
+}
+
+report::EarlierReport earlier_of(const storage::ReportRow& row) {
+  return report::EarlierReport{row.bisection_id, row.message_id, row.subject, row.created_at};
+}
+
 } // namespace
+
+std::string compiler_label(const kbuild::Recipe& recipe) {
+  auto compiler = compiler_command(recipe);
+  auto banner = command_output({compiler, "--version"});
+  auto version = command_output({compiler, "-dumpversion"});
+  if (!banner || !version || version->empty()) {
+    return "";
+  }
+  auto major = version->substr(0, version->find('.'));
+  return (banner->find("clang") != std::string::npos ? "clang-" : "gcc-") + major;
+}
+
+std::string kconfig_label(const kbuild::Recipe& recipe) {
+  std::string label = recipe.arch + "-" + std::filesystem::path(recipe.config).filename().string();
+  if (!recipe.fragment.empty()) {
+    label += "+" + recipe.fragment.stem().string();
+  }
+  return label;
+}
+
+Compared compared_commits(const Conclusion& c, const std::string& first_parent) {
+  Compared out;
+  out.culprit = c.culprit_sha;
+  out.measured_culprit = c.chain[c.culprit];
+  out.measured = c.chain[std::min(c.parent, c.culprit)];
+  if (c.culprit_sha != c.chain[c.culprit]) {
+    // A merge named after its branch showed no change: compared with its first parent.
+    out.parent = first_parent.empty() ? c.chain.front() : first_parent;
+    return out;
+  }
+  out.parent = c.chain[c.culprit > 0 ? c.culprit - 1 : 0];
+  out.same_binary = out.measured != out.parent;
+  return out;
+}
+
+Result<report::ShiftEstimate> compared_shift(storage::SampleStore& samples, const std::string& job,
+                                             const std::string& metric, const Compared& compared) {
+  report::MetricComparison comparison;
+  comparison.name = metric;
+  BISECTD_TRY_ASSIGN(auto parent, samples.metric_samples(job, {compared.measured}, metric));
+  BISECTD_TRY_ASSIGN(auto culprit, samples.metric_samples(job, {compared.measured_culprit}, metric));
+  for (const auto& s : parent) {
+    comparison.parent_samples.push_back(s.value);
+  }
+  for (const auto& s : culprit) {
+    comparison.culprit_samples.push_back(s.value);
+  }
+  return report::estimate_shift(comparison);
+}
 
 std::pair<report::Recipients, std::string> cap_recipients(report::Recipients who,
                                                           const std::vector<std::string>& notify, std::size_t max) {
@@ -128,10 +231,11 @@ Result<storage::ReportRow> MailReporter::compose(const storage::BisectionRow& b,
   input.testcase = job.testcase;
   input.machine_description = m_lab.describe_group(job.machine_group);
   input.params = job.params;
+  input.compiler = compiler_label(job.build);
   if (job.build.kind == kbuild::RecipeKind::kernel) {
-    input.kconfig = std::filesystem::path(job.build.config).filename().string() + "+" +
-                    job.build.fragment.stem().string();
+    input.kconfig = kconfig_label(job.build);
   }
+  input.watch = job.metrics.watch;
   input.metric = b.metric;
   input.direction = job.metrics.direction == bisect::Direction::higher_is_better ? +1 : -1;
   input.confident = c.confident;
@@ -143,17 +247,23 @@ Result<storage::ReportRow> MailReporter::compose(const storage::BisectionRow& b,
   input.job_yaml = job.yaml;
   input.from = m_identity.from;
   input.reported_by = m_identity.reported_by;
+  input.archive_url = m_identity.archive_url;
+  if (c.earlier_report && c.confident) {
+    input.earlier = earlier_of(*c.earlier_report);
+  }
   std::string patch;
   BISECTD_TRY(m_repos.with_repo(tree.name, [&](vcs::Repo& repo) -> Status {
     BISECTD_TRY_ASSIGN(auto culprit, repo.commit(c.culprit_sha));
     input.culprit = to_report_commit(culprit);
-    // The searched culprit is compared with the reference the numbers come from; a merge named after its branch
-    // showed no change is compared with its first parent.
-    bool searched = c.culprit_sha == c.chain[c.culprit];
-    auto parent_sha = searched ? c.chain[std::min(c.parent, c.culprit)]
-                      : culprit.parents.empty() ? c.chain.front() : culprit.parents.front();
-    BISECTD_TRY_ASSIGN(auto parent, repo.commit(parent_sha));
+    // The culprit is compared with its real parent; when the parent's numbers come from another commit with the
+    // same binary, the report names that one too.
+    auto compared = compared_commits(c, culprit.parents.empty() ? "" : culprit.parents.front());
+    BISECTD_TRY_ASSIGN(auto parent, repo.commit(compared.parent));
     input.parent = to_report_commit(parent);
+    if (compared.same_binary) {
+      BISECTD_TRY_ASSIGN(auto measured, repo.commit(compared.measured));
+      input.same_binary_as = to_report_commit(measured);
+    }
     if (c.credible_set.size() > 1) {
       for (auto i : c.credible_set) {
         BISECTD_TRY_ASSIGN(auto member, repo.commit(c.chain[i]));
@@ -163,7 +273,7 @@ Result<storage::ReportRow> MailReporter::compose(const storage::BisectionRow& b,
     patch = repo.patch(c.culprit_sha).value_or("");
     return {};
   }));
-  BISECTD_TRY(add_samples(m_samples, b, c, input));
+  BISECTD_TRY(add_samples(m_samples, m_lab, b, c, input));
   input.in_reply_to = reply_target(input.culprit);
   input.reproduce = reproduce_commands(b, tree, job);
   // A result below the confidence bar goes to the tree's own notify list only.
@@ -184,6 +294,7 @@ Result<storage::ReportRow> MailReporter::compose(const storage::BisectionRow& b,
   row.in_reply_to = mail.in_reply_to;
   row.body = mail.body;
   row.text = mail.render();
+  row.repeat_of = input.earlier ? c.earlier_report->id : 0;
   return row;
 }
 

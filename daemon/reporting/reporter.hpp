@@ -27,7 +27,27 @@ struct Conclusion {
   int runs = 0, builds = 0;
   std::vector<std::string> verification;   // lines for the report
   bool layout_artefact = false;
+  // The first report of the same culprit for the same tree and job, when there is one: this one answers it
+  // and is not mailed.
+  std::optional<storage::ReportRow> earlier_report;
 };
+
+// What the report compares: the culprit with its real parent (named), and the commits whose samples give the
+// numbers: the searched culprit, and for the parent `measured`, the commit whose identical build was measured in
+// its place (the parent itself when it has its own).
+struct Compared {
+  std::string culprit, parent;                 // as named in the report
+  std::string measured_culprit, measured;      // whose samples the numbers are
+  bool same_binary = false;                    // the parent's numbers are `measured`'s, another commit's
+};
+
+// The compared commits of a conclusion; `first_parent` is the culprit's first parent (used when the culprit is
+// not the searched chain's commit, after merge recursion).
+Compared compared_commits(const Conclusion& conclusion, const std::string& first_parent);
+
+// The shift of `metric` between the compared commits' samples.
+Result<report::ShiftEstimate> compared_shift(storage::SampleStore& samples, const std::string& job,
+                                             const std::string& metric, const Compared& compared);
 
 class Reporter {
 public:
@@ -40,7 +60,8 @@ public:
 // Who the mail is from and who reports, and how many may receive it (the config file's mail section).
 struct MailIdentity {
   std::string from;
-  std::string reported_by;
+  std::string reported_by; // empty: no Reported-by: tag
+  std::string archive_url; // empty: no Closes: tag
   // Beyond this many recipients (a commit with hundreds of trailers) only the tree's notify list is mailed.
   std::size_t max_recipients = 40;
 };
@@ -50,7 +71,14 @@ struct MailIdentity {
 std::pair<report::Recipients, std::string> cap_recipients(report::Recipients who,
                                                           const std::vector<std::string>& notify, std::size_t max);
 
-// The report as LKP formats it: the culprit against its reference parent with every sampled metric, the test
+// "gcc-12" or "clang-16": the compiler a build of `recipe` uses (its CC, else gcc), asked for its version;
+// empty when it cannot be run.
+std::string compiler_label(const kbuild::Recipe& recipe);
+
+// "x86_64-tinyconfig+fragment": the kernel config a kernel recipe builds, named as LKP's kconfig axis.
+std::string kconfig_label(const kbuild::Recipe& recipe);
+
+// The report as LKP formats it: the culprit against its real parent with every sampled metric, the test
 // machine, verification lines, the chart of the bisection's samples; recipients from the culprit's trailers, the
 // tree's lists and (for public trees) the tree's get_maintainer.pl.
 class MailReporter final : public Reporter {

@@ -26,6 +26,10 @@ constexpr int k_revert_visits = 4;
 std::string revert_variant(const std::string& culprit) { return "revert:" + culprit; }
 std::string revert_reference_variant(const std::string& culprit) { return "revert-ref:" + culprit; }
 
+std::string recovered_text(double recovered) {
+  return std::isnan(recovered) ? std::string("none measurable") : fmt::format("{:.0f}%", 100 * recovered);
+}
+
 std::string revert_verdict(double recovered) {
   if (std::isnan(recovered)) {
     return "cannot tell";
@@ -101,10 +105,11 @@ Result<StepState> check_revert(VerifyTarget& t, Verification& v) {
   }
   double r = bisect::median(revert), b = bisect::median(bad), shift = culprit_shift(t);
   double recovered = bisect::recovered_fraction(bad, revert, shift);
-  auto line = fmt::format("revert: the reverted head {} reads {} vs the bad head ({} + {} runs interleaved; the "
-                          "culprit's shift was {}): {}",
-                          base::short_sha(reverted), base::signed_percent(b == 0 ? NAN : (r - b) / std::abs(b)), revert.size(),
-                          bad.size(), base::signed_percent(shift), revert_verdict(recovered));
+  // Labelled as what it measures (reverted head vs bad head, medians): not a second "shift" of the culprit.
+  auto line = fmt::format("revert: the reverted head {} reads {} vs the bad head (medians of {} + {} interleaved "
+                          "runs; {} of the culprit's change recovered): {}",
+                          base::short_sha(reverted), base::signed_percent(b == 0 ? NAN : (r - b) / std::abs(b)),
+                          revert.size(), bad.size(), recovered_text(recovered), revert_verdict(recovered));
   record_step(v, "revert", line,
               {{"applies", true}, {"commit", reverted}, {"runs", revert.size()}, {"median", r},
                {"bad_runs", bad.size()}, {"bad_median", b},
@@ -180,7 +185,8 @@ Result<StepState> check_layout(VerifyTarget& t, Verification& v) {
   auto normal = bisect::confirm_shift(parent_normal, culprit_normal, t.job.metrics.threshold);
   auto variant = bisect::confirm_shift(parent_layout, culprit_layout, t.job.metrics.threshold);
   v.layout_artefact = bisect::shift_vanished(normal, variant);
-  auto line = fmt::format("layout: {} the shift is {} (was {}){}", what, base::signed_percent(variant.relative_change),
+  auto line = fmt::format("layout: rebuilt {}, culprit vs parent differ by {} (built normally: {}, medians){}",
+                          what, base::signed_percent(variant.relative_change),
                           base::signed_percent(normal.relative_change),
                           v.layout_artefact ? ": likely a code-layout artefact" : ": the shift stays");
   record_step(v, "layout", line,

@@ -78,7 +78,8 @@ Result<StepState> summarise_confirm(VerifyTarget& t, Verification& v) {
   auto test = bisect::confirm_shift(parent, culprit, t.job.metrics.threshold);
   auto pairs = std::min(parent.size(), culprit.size());
   std::string line = pairs == 0 ? std::string("confirm: no interleaved culprit/parent pairs were measured")
-                                : fmt::format("confirm: {} interleaved culprit/parent pairs: {} ± {:.1f}% ({})",
+                                : fmt::format("confirm: {} interleaved culprit/parent pairs differ by {} ± {:.1f}% "
+                                              "(paired runs, drift cancelled; {})",
                                               pairs, base::signed_percent(change.change), 100 * change.half_width,
                                               test.confirmed ? "the shift holds" : "the shift does not hold");
   record_step(v, "confirm", line,

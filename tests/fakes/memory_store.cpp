@@ -678,9 +678,25 @@ Status MemoryStore::finish_bisection(const BisectionRow& bisection, const std::o
     row.bisection_id = bisection.id;
     row.created_at = ++m_now;
     m_reports.push_back(row);
-    m_outbox.push_back({static_cast<std::int64_t>(m_outbox.size()) + 1, row.id, OutboxState::pending, 0, m_now, ""});
+    if (row.repeat_of == 0) {
+      m_outbox.push_back({static_cast<std::int64_t>(m_outbox.size()) + 1, row.id, OutboxState::pending, 0, m_now, ""});
+    }
   }
   return {};
+}
+
+Result<std::optional<ReportRow>> MemoryStore::first_report(const std::string& tree, const std::string& job,
+                                                           const std::string& culprit,
+                                                           std::int64_t except_bisection) {
+  std::lock_guard lock(m_mutex);
+  for (const auto& r : m_reports) {
+    auto b = find_if(m_bisections, [&](const auto& row) { return row.id == r.bisection_id; });
+    if (b != m_bisections.end() && b->id != except_bisection && b->tree == tree && b->job == job &&
+        b->culprit == culprit && r.repeat_of == 0) {
+      return std::optional<ReportRow>(r);
+    }
+  }
+  return std::optional<ReportRow>();
 }
 
 Result<std::optional<ReportRow>> MemoryStore::report(std::int64_t bisection_id) {

@@ -103,6 +103,9 @@ public:
   Status finish_bisection(const storage::BisectionRow& bisection,
                           const std::optional<storage::ReportRow>& report) override;
   Result<std::optional<storage::ReportRow>> report(std::int64_t bisection_id) override;
+  Result<std::optional<storage::ReportRow>> first_report(const std::string& tree, const std::string& job,
+                                                         const std::string& culprit,
+                                                         std::int64_t except_bisection) override;
 
   Result<std::vector<std::pair<storage::OutboxRow, storage::ReportRow>>> due_mail(std::int64_t now) override;
   Result<bool> mark_mail_sending(std::int64_t outbox_id) override;

@@ -8,6 +8,7 @@
 #include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
 using namespace bisectd;
 using namespace bisectd::test;
@@ -17,6 +18,7 @@ using storage::Purpose;
 namespace {
 
 struct DriverWorld {
+  bool real_mail = false; // the driver reports through MailReporter (the real mail), else FakeReporter
   TempDir tmp;
   MemoryStore store;
   FakeTrees trees{tmp.path()};
@@ -32,13 +34,16 @@ struct DriverWorld {
   daemon::bisection::BuildEquivalence equivalence{build_store, store};
   FakeVerifier verifier;
   FakeReporter reporter;
-  daemon::bisection::Driver driver{{store, store, store, store},
-                                   {trees, jobs, lab, priors, equivalence, nullptr, verifier, reporter},
-                                   nullptr};
+  daemon::reporting::MailReporter mail_reporter{store, trees, lab, {"bisectd <bisectd@localhost>", "", "", 40}};
+  daemon::bisection::Driver driver{
+    {store, store, store, store},
+    {trees, jobs, lab, priors, equivalence, nullptr, verifier,
+     real_mail ? static_cast<daemon::reporting::Reporter&>(mail_reporter) : reporter},
+    nullptr};
   std::map<std::string, double> level;
   SimulatedLab sim{store, [this](const std::string& c) { return level.contains(c) ? level[c] : 100.0; }, 0.01};
 
-  explicit DriverWorld(daemon::Job job = bench_job()) : jobs(std::move(job)) {
+  explicit DriverWorld(daemon::Job job = bench_job(), bool mail = false) : real_mail(mail), jobs(std::move(job)) {
     storage::TreeRow tree;
     tree.name = "demo";
     tree.branches = {"master"};
@@ -94,6 +99,39 @@ TEST_CASE("driver: a planted step is found, verified, and reported once", "[daem
   CHECK(b.runs == static_cast<std::int64_t>(w.store.samples("bench", line).value().size()));
   w.driver.advance_all(); // finished: nothing more is queued or reported
   CHECK(w.store.all_reports().size() == 1);
+}
+
+TEST_CASE("driver: a culprit found again for the same tree and job answers the first mail, unmailed",
+          "[daemon][bisection][report]") {
+  DriverWorld w(bench_job(), true);
+  auto line = w.repo.line("c", 17);
+  w.plant(line, 9, 80.0);
+  auto start = [&] {
+    return *w.driver.start({"demo", "master", line.front(), line.back(), "bench", "", storage::Origin::manual});
+  };
+  auto first = start();
+  REQUIRE(w.run_to_end(first).culprit == line[9]);
+  auto second = start();
+  REQUIRE(w.run_to_end(second).culprit == line[9]);
+  auto one = w.store.report(first).value();
+  auto two = w.store.report(second).value();
+  REQUIRE(one);
+  REQUIRE(two);
+  CHECK(one->repeat_of == 0);
+  CHECK(two->repeat_of == one->id);
+  CHECK(two->in_reply_to == one->message_id);
+  CHECK(two->subject == "Re: " + one->subject);
+  CHECK(two->body.find("This culprit was reported before for the same tree and job (bisection " +
+                       std::to_string(first)) != std::string::npos);
+  auto mail = w.store.due_mail(std::numeric_limits<std::int64_t>::max()).value();
+  REQUIRE(mail.size() == 1); // one mail per culprit
+  CHECK(mail[0].second.bisection_id == first);
+  // The result `show` reads: the real parent and the report's shift (mean of the runs, culprit vs parent).
+  auto result = nlohmann::json::parse(w.store.bisection(second).value()->result_json);
+  CHECK(result["compared"]["parent"] == line[8]);
+  CHECK(result["compared"]["same_binary_as"].is_null());
+  CHECK(result["shift"]["estimate"].get<double>() == Approx(-0.2).margin(0.02));
+  CHECK(result["shift"]["low"].get<double>() < result["shift"]["estimate"].get<double>());
 }
 
 TEST_CASE("driver: start refuses revisions that are unknown, equal or not ancestors", "[daemon][bisection]") {

@@ -1,6 +1,7 @@
 #include "fixtures.hpp"
 
 #include <cmath>
+#include <vector>
 
 namespace bisectd::report::testing {
 
@@ -90,6 +91,7 @@ ReportInput regression_input() {
                      "--bad f6eccb4300"};
   input.from = "bisectd <bisectd@localhost>";
   input.reported_by = "bisectd <bisectd@localhost>";
+  input.archive_url = "https://lore.kernel.org/r/";
   return input;
 }
 
@@ -137,6 +139,55 @@ ReportInput not_confident_input() {
   input.p_culprit = 0.62;
   input.credible_set.push_back(make_commit("abcdefabcdefabcdefabcdefabcdefabcdefabcd", "mm: vmscan: tidy up",
                                            "Jane Doe", "jane@example.org"));
+  return input;
+}
+
+ReportInput shared_binary_input() {
+  ReportInput input;
+  input.bisection_id = 7;
+  input.created_at = 1'764'633'600; // 2025-12-02 00:00:00 UTC
+  input.tree = "demo";
+  input.branch = "master";
+  input.url = "/srv/git/demo.git";
+  input.job_name = "demo-bench";
+  input.testcase = "demo-bench";
+  input.machine_description = "8 threads 1 socket AMD EPYC 7282 16-Core Processor with 31G memory";
+  input.compiler = "gcc-12";
+  input.metric = "bench.ops_per_sec";
+  input.direction = +1;
+  input.watch = {"bench.latency_us", "bench.rss_kb"};
+  input.culprit = make_commit("c0ffee0000111122223333444455556666777788", "hash: probe linearly", "Jane Doe",
+                              "jane@example.org");
+  input.parent = make_commit("d0c5000000aaaabbbbccccddddeeeeffff000066", "docs: note 6", "Jane Doe",
+                             "jane@example.org");
+  input.same_binary_as = make_commit("1417000000999988887777666655554444333322", "initial benchmark", "Jane Doe",
+                                     "jane@example.org");
+  input.metrics = {
+    {"bench.ops_per_sec", {1012, 1004, 998, 1009, 1001, 996}, {856, 862, 849, 858, 851, 861}},
+    {"bench.latency_us", {98.8, 99.6, 100.2, 99.1, 99.9, 100.4}, {116.8, 116.0, 117.8, 116.5, 117.5, 116.1}},
+    {"bench.rss_kb", {2048, 2048, 2052, 2048, 2050, 2048}, {2048, 2050, 2048, 2048, 2048, 2052}}, // watched: shown
+    {"bench.user_s", {1.01, 0.99, 1.0, 1.02, 0.98, 1.0}, {1.0, 1.01, 0.99, 1.0, 1.02, 0.99}},      // not: hidden
+  };
+  input.p_culprit = 0.9987;
+  input.runs = 42;
+  input.builds = 5; // local: no boots
+  for (std::size_t position : {0, 3, 5, 6, 7, 9}) {
+    bool bad = position >= 6;
+    for (double value : bad ? std::vector<double>{856, 862, 849} : std::vector<double>{1012, 1004, 998}) {
+      input.chart.push_back(ChartPoint{position, bad ? input.culprit.sha : input.same_binary_as->sha, value, bad});
+    }
+  }
+  input.verification = {
+    "confirm: 5 interleaved culprit/parent pairs differ by -14.8% ± 1.3% (paired runs, drift cancelled; the "
+    "shift holds)",
+    "revert: the reverted head 5e7e11ab12 reads +17.4% vs the bad head (medians of 8 + 8 interleaved runs; 98% of "
+    "the culprit's change recovered): performance comes back"};
+  input.job_yaml = "name: demo-bench\n"
+                   "build: {recipe: command, command: [make]}\n"
+                   "run: {command: [./bench], runs: 3}\n"
+                   "metrics: {primary: bench.ops_per_sec, watch: [bench.latency_us, bench.rss_kb]}\n";
+  input.reproduce = {"bisectctl show 7", "bisectctl report 7"};
+  input.from = "bisectd <bisectd@localhost>";
   return input;
 }
 

@@ -20,4 +20,8 @@ ReportInput layout_input();
 // No culprit with high confidence: a credible set of four commits.
 ReportInput not_confident_input();
 
+// A local-backend bisection whose parent ("docs: note 6") shares the binary of an earlier commit ("initial
+// benchmark"), with watch: metrics and no Reported-by/Closes configured.
+ReportInput shared_binary_input();
+
 } // namespace bisectd::report::testing

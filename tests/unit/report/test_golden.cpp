@@ -69,6 +69,10 @@ TEST_CASE("report golden: layout artefact", "[report][golden]") {
   check_golden("layout-artefact", testing::layout_input(), false);
 }
 
+TEST_CASE("report golden: shared binary (real parent, same binary as, one shift)", "[report][golden]") {
+  check_golden("shared-binary", testing::shared_binary_input(), false);
+}
+
 TEST_CASE("report golden: no culprit with high confidence (private)", "[report][golden]") {
   check_golden("not-confident", testing::not_confident_input(), true);
 }

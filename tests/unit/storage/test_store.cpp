@@ -141,6 +141,46 @@ TEST_CASE("storage::Store finishing a bisection queues exactly one mail", "[stor
   CHECK(t.store->bisection(b.id).value()->state == BisectionState::found);
 }
 
+TEST_CASE("storage::Store a report that repeats an earlier culprit is stored, not mailed", "[storage]") {
+  TempStore t;
+  auto finish = [&](const std::string& job, const std::string& culprit, std::int64_t repeat_of) {
+    BisectionRow b = add_running_bisection(t);
+    b.job = job;
+    REQUIRE(t.store->update_bisection(b));
+    b.state = BisectionState::found;
+    b.culprit = culprit;
+    ReportRow report;
+    report.subject = "s";
+    report.sender = "bisectd <b@localhost>";
+    report.message_id = "<" + std::to_string(b.id) + "@localhost>";
+    report.text = "mail";
+    report.repeat_of = repeat_of;
+    REQUIRE(t.store->finish_bisection(b, report));
+    return b.id;
+  };
+  auto first = finish("job", "ccc", 0);
+  CHECK_FALSE(t.store->first_report("demo", "job", "ccc", first).value()); // itself does not count
+  auto earlier = t.store->first_report("demo", "job", "ccc", 999).value();
+  REQUIRE(earlier);
+  CHECK(earlier->bisection_id == first);
+  CHECK(earlier->message_id == "<" + std::to_string(first) + "@localhost>");
+  CHECK_FALSE(t.store->first_report("demo", "other-job", "ccc", 999).value()); // per tree and job
+  CHECK_FALSE(t.store->first_report("demo", "job", "ddd", 999).value());
+  CHECK_FALSE(t.store->first_report("other-tree", "job", "ccc", 999).value());
+
+  auto second = finish("job", "ccc", earlier->id);
+  auto repeat = t.store->report(second).value();
+  REQUIRE(repeat);
+  CHECK(repeat->repeat_of == earlier->id);
+  CHECK_FALSE(repeat->sent);
+  auto due = t.store->due_mail(std::numeric_limits<std::int64_t>::max()).value();
+  REQUIRE(due.size() == 1); // the repeat is not queued
+  CHECK(due[0].second.bisection_id == first);
+  CHECK(due[0].second.repeat_of == 0);
+  // A third bisection still answers the first report, not the repeat.
+  CHECK(t.store->first_report("demo", "job", "ccc", 999).value()->bisection_id == first);
+}
+
 TEST_CASE("storage::Store fail_bisection ends a running bisection and fails its queued requests", "[storage]") {
   TempStore t;
   BisectionRow b = add_running_bisection(t);
