@@ -28,8 +28,8 @@ Result<DirLock> DirLock::acquire(const std::filesystem::path& dir, const std::st
     char buffer[32] = {};
     auto n = ::pread(fd, buffer, sizeof buffer - 1, 0);
     std::string holder = n > 0 ? std::string(trim(std::string_view(buffer, static_cast<std::size_t>(n)))) : "?";
-    return make_error(ErrorCode::conflict, dir.string() + " is in use by another bisectd (pid " + holder +
-                                             ", lock " + path.string() + ")");
+    return make_error(ErrorCode::conflict,
+                      dir.string() + " is in use by another bisectd (pid " + holder + ", lock " + path.string() + ")");
   }
   auto pid = std::to_string(::getpid()) + "\n";
   if (::ftruncate(fd, 0) != 0 || ::pwrite(fd, pid.data(), pid.size(), 0) != static_cast<ssize_t>(pid.size())) {
@@ -51,7 +51,7 @@ DirLock& DirLock::operator=(DirLock&& other) noexcept {
 
 DirLock::~DirLock() {
   if (m_fd >= 0) {
-    ::close(m_fd);  // releases the flock
+    ::close(m_fd); // releases the flock
   }
 }
 

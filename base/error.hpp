@@ -32,9 +32,7 @@ struct Error {
   std::string message;
 
   // Prefixes `what: ` to the message, keeping the code ("boot lab3: kexec: timed out").
-  [[nodiscard]] Error context(std::string_view what) const {
-    return Error{code, std::string(what) + ": " + message};
-  }
+  [[nodiscard]] Error context(std::string_view what) const { return Error{code, std::string(what) + ": " + message}; }
 };
 
 template <class T> using Result = std::expected<T, Error>;
@@ -50,19 +48,18 @@ inline std::unexpected<Error> make_error(ErrorCode code, std::string message) {
 #define BISECTD_CONCAT(a, b) BISECTD_CONCAT_INNER(a, b)
 
 // Returns the error of `expr` from the enclosing function, if any.
-#define BISECTD_TRY(...)                                                       \
-  do {                                                                         \
-    auto&& bisectd_try_result_ = (__VA_ARGS__);                                \
-    if (!bisectd_try_result_) {                                                \
-      return std::unexpected(std::move(bisectd_try_result_).error());          \
-    }                                                                          \
+#define BISECTD_TRY(...)                                                                                               \
+  do {                                                                                                                 \
+    auto&& bisectd_try_result_ = (__VA_ARGS__);                                                                        \
+    if (!bisectd_try_result_) {                                                                                        \
+      return std::unexpected(std::move(bisectd_try_result_).error());                                                  \
+    }                                                                                                                  \
   } while (false)
 
 // `lhs = *expr` (expr may contain commas), or returns the error of `expr` from the enclosing function.
-#define BISECTD_TRY_ASSIGN(lhs, ...)                                           \
-  auto BISECTD_CONCAT(bisectd_try_, __LINE__) = (__VA_ARGS__);                 \
-  if (!BISECTD_CONCAT(bisectd_try_, __LINE__)) {                               \
-    return std::unexpected(                                                    \
-      std::move(BISECTD_CONCAT(bisectd_try_, __LINE__)).error());              \
-  }                                                                            \
+#define BISECTD_TRY_ASSIGN(lhs, ...)                                                                                   \
+  auto BISECTD_CONCAT(bisectd_try_, __LINE__) = (__VA_ARGS__);                                                         \
+  if (!BISECTD_CONCAT(bisectd_try_, __LINE__)) {                                                                       \
+    return std::unexpected(std::move(BISECTD_CONCAT(bisectd_try_, __LINE__)).error());                                 \
+  }                                                                                                                    \
   lhs = std::move(*BISECTD_CONCAT(bisectd_try_, __LINE__))

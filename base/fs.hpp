@@ -19,8 +19,7 @@ Status append_file(const std::filesystem::path& path, std::string_view content);
 Status make_dirs(const std::filesystem::path& path);
 
 // A new empty directory under `parent` (default: the system temp dir) named `prefix`XXXXXX.
-Result<std::filesystem::path> make_temp_dir(std::string_view prefix,
-                                            const std::filesystem::path& parent = {});
+Result<std::filesystem::path> make_temp_dir(std::string_view prefix, const std::filesystem::path& parent = {});
 
 // ${XDG_CACHE_HOME:-~/.cache}/bisectd
 std::filesystem::path default_cache_dir();

@@ -3,14 +3,15 @@
 #include "base/strings.hpp"
 #include "base/units.hpp"
 
-#include <cerrno>
-#include <csignal>
-#include <cstring>
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
 
 extern char** environ;
 
@@ -221,9 +222,18 @@ PumpOutcome pump(const Command& command, pid_t pid, ChildIo& io, ExitStatus& sta
     pollfd fds[3];
     int n = 0;
     int out_i = -1, err_i = -1, in_i = -1;
-    if (io.out_read.get() >= 0) { fds[n] = {io.out_read.get(), POLLIN, 0}; out_i = n++; }
-    if (io.err_read.get() >= 0) { fds[n] = {io.err_read.get(), POLLIN, 0}; err_i = n++; }
-    if (io.stdin_write.get() >= 0) { fds[n] = {io.stdin_write.get(), POLLOUT, 0}; in_i = n++; }
+    if (io.out_read.get() >= 0) {
+      fds[n] = {io.out_read.get(), POLLIN, 0};
+      out_i = n++;
+    }
+    if (io.err_read.get() >= 0) {
+      fds[n] = {io.err_read.get(), POLLIN, 0};
+      err_i = n++;
+    }
+    if (io.stdin_write.get() >= 0) {
+      fds[n] = {io.stdin_write.get(), POLLOUT, 0};
+      in_i = n++;
+    }
     ::poll(fds, static_cast<nfds_t>(n), 100);
     auto drain = [&](int index, Fd& fd, std::string& sink) {
       if (index >= 0 && (fds[index].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {

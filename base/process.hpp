@@ -15,20 +15,20 @@
 namespace bisectd::base {
 
 struct Command {
-  std::vector<std::string> argv;                 // argv[0] is looked up in PATH
-  std::map<std::string, std::string> env;        // added to (or overriding) the inherited environment
-  std::filesystem::path cwd;                     // empty: inherit
-  std::chrono::milliseconds timeout{0};          // 0: none
-  std::filesystem::path stdout_path;             // empty: capture into ExitStatus::out
-  bool stderr_to_stdout = false;                 // 2>&1 (into the same file or capture)
-  std::filesystem::path stderr_path;             // empty (and not merged): capture into ExitStatus::err
-  bool append = false;                           // append to stdout_path/stderr_path instead of truncating
-  std::string stdin_data;                        // written to the child's stdin, then closed
-  const std::atomic<bool>* cancel = nullptr;     // when set to true, the child is killed (ErrorCode::cancelled)
+  std::vector<std::string> argv;             // argv[0] is looked up in PATH
+  std::map<std::string, std::string> env;    // added to (or overriding) the inherited environment
+  std::filesystem::path cwd;                 // empty: inherit
+  std::chrono::milliseconds timeout{0};      // 0: none
+  std::filesystem::path stdout_path;         // empty: capture into ExitStatus::out
+  bool stderr_to_stdout = false;             // 2>&1 (into the same file or capture)
+  std::filesystem::path stderr_path;         // empty (and not merged): capture into ExitStatus::err
+  bool append = false;                       // append to stdout_path/stderr_path instead of truncating
+  std::string stdin_data;                    // written to the child's stdin, then closed
+  const std::atomic<bool>* cancel = nullptr; // when set to true, the child is killed (ErrorCode::cancelled)
   // Run the child (and what it starts) under SCHED_IDLE: it gets a CPU only when nothing else wants one. For
   // speculative work (prebuilds) that must not slow down, or add noise to, the benchmarks that were asked for.
   bool idle_priority = false;
-  std::size_t capture_limit = 16 * 1024 * 1024;  // captured bytes kept per stream (the tail is dropped)
+  std::size_t capture_limit = 16 * 1024 * 1024; // captured bytes kept per stream (the tail is dropped)
   // Called every `progress_interval` (> 0) while the child runs, from the waiting thread: long builds say
   // how far they got instead of going silent for minutes.
   std::chrono::milliseconds progress_interval{0};
@@ -36,11 +36,11 @@ struct Command {
 };
 
 struct ExitStatus {
-  int code = -1;      // exit code when exited normally
-  int signal = 0;     // terminating signal, 0 if none
+  int code = -1;  // exit code when exited normally
+  int signal = 0; // terminating signal, 0 if none
   bool timed_out = false;
-  std::string out;    // captured stdout (if not sent to a file)
-  std::string err;    // captured stderr (if not sent to a file or merged)
+  std::string out; // captured stdout (if not sent to a file)
+  std::string err; // captured stderr (if not sent to a file or merged)
   std::chrono::milliseconds duration{0};
 
   [[nodiscard]] bool ok() const { return !timed_out && signal == 0 && code == 0; }

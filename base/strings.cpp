@@ -75,9 +75,8 @@ bool is_valid_name(std::string_view name) {
   if (!lower_or_digit(name.front())) {
     return false;
   }
-  return std::all_of(name.begin(), name.end(), [&](char c) {
-    return lower_or_digit(c) || c == '.' || c == '_' || c == '-';
-  });
+  return std::all_of(name.begin(), name.end(),
+                     [&](char c) { return lower_or_digit(c) || c == '.' || c == '_' || c == '-'; });
 }
 
 bool has_unsafe_chars(std::string_view text) {
@@ -90,12 +89,11 @@ bool has_unsafe_chars(std::string_view text) {
 std::string short_sha(std::string_view sha, std::size_t n) { return std::string(sha.substr(0, n)); }
 
 std::string shell_quote(std::string_view arg) {
-  static constexpr std::string_view k_safe =
-    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:,+@%";
+  static constexpr std::string_view k_safe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./:,+@%";
   // Reserved words are only recognised bare, in command position: quoted, they are plain words.
   static constexpr std::array<std::string_view, 19> k_reserved{
-    "case", "do", "done", "elif", "else", "esac", "fi", "for", "function", "if", "in", "select", "then", "time",
-    "until", "while", "[[", "]]", "coproc"};
+    "case", "do",     "done", "elif", "else",  "esac",  "fi", "for", "function", "if",
+    "in",   "select", "then", "time", "until", "while", "[[", "]]",  "coproc"};
   bool reserved = std::find(k_reserved.begin(), k_reserved.end(), arg) != k_reserved.end();
   if (!arg.empty() && !reserved && arg.find_first_not_of(k_safe) == std::string_view::npos) {
     return std::string(arg);

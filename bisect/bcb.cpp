@@ -59,8 +59,8 @@ std::size_t segment_of(const BcbPosterior& post, std::size_t c) {
 // weighted units).
 void fill_shift(const BcbContext& ctx, std::size_t culprit, Step& step) {
   const BcbPosterior& post = ctx.post;
-  std::size_t g = static_cast<std::size_t>(
-    std::max_element(post.comp_weight.begin(), post.comp_weight.end()) - post.comp_weight.begin());
+  std::size_t g = static_cast<std::size_t>(std::max_element(post.comp_weight.begin(), post.comp_weight.end()) -
+                                           post.comp_weight.begin());
   auto est = shift_estimate(post.states[g][segment_of(post, culprit)], ctx.priors);
   step.shift = std::expm1(est.mean);
   step.shift_low = std::expm1(est.low);
@@ -77,8 +77,8 @@ std::optional<std::vector<Pick>> verification_picks(const BcbContext& ctx, std::
     return std::nullopt;
   }
   step.trace.push_back("bcb: verifying " + std::to_string(culprit) + " against parent " + std::to_string(parent) +
-                       ": " + std::to_string(std::min(have_p, have_c)) + " of " +
-                       std::to_string(s.verification_pairs) + " interleaved pairs done");
+                       ": " + std::to_string(std::min(have_p, have_c)) + " of " + std::to_string(s.verification_pairs) +
+                       " interleaved pairs done");
   std::vector<Pick> picks;
   std::vector<std::size_t> order = have_p <= have_c ? std::vector{parent, culprit} : std::vector{culprit, parent};
   for (std::size_t b : order) {
@@ -153,10 +153,10 @@ bool no_relevant_change(const BcbContext& ctx, Step& step) {
     return false;
   }
   const auto& post = ctx.post;
-  std::size_t g = static_cast<std::size_t>(
-    std::max_element(post.comp_weight.begin(), post.comp_weight.end()) - post.comp_weight.begin());
-  std::size_t h = static_cast<std::size_t>(
-    std::max_element(post.seg_mass.begin(), post.seg_mass.end()) - post.seg_mass.begin());
+  std::size_t g = static_cast<std::size_t>(std::max_element(post.comp_weight.begin(), post.comp_weight.end()) -
+                                           post.comp_weight.begin());
+  std::size_t h =
+    static_cast<std::size_t>(std::max_element(post.seg_mass.begin(), post.seg_mass.end()) - post.seg_mass.begin());
   auto est = shift_estimate(post.states[g][h], ctx.priors);
   double limit = std::log1p(ctx.problem->settings.threshold);
   if (est.low <= -limit || est.high >= limit) {
@@ -256,9 +256,9 @@ Step bcb_step(const Problem& problem, const ChainData& data) {
   step.culprit = best;
   step.p_culprit = ctx.p[best];
   step.credible_set = credible_set(ctx.p, 0.95 * (1.0 - ctx.post.p_none));
-  step.trace.push_back(std::string("bcb: ") + (ctx.robust ? "robust (outlying runs down-weighted)" : "gaussian") + " model, " +
-                       std::to_string(ctx.units.size()) + " boot units, most likely " + std::to_string(best) +
-                       " P=" + fmt(ctx.p[best]) + ", P(no change)=" + fmt(ctx.post.p_none) +
+  step.trace.push_back(std::string("bcb: ") + (ctx.robust ? "robust (outlying runs down-weighted)" : "gaussian") +
+                       " model, " + std::to_string(ctx.units.size()) + " boot units, most likely " +
+                       std::to_string(best) + " P=" + fmt(ctx.p[best]) + ", P(no change)=" + fmt(ctx.post.p_none) +
                        ", weight of boot variance " + fmt(boot_weight(ctx)) + ", of drift " + fmt(drift_weight(ctx)));
   if (endpoint_picks(ctx, step)) {
     return step;
@@ -288,9 +288,9 @@ Step bcb_step(const Problem& problem, const ChainData& data) {
     step.verdict = Verdict::found;
     step.credible_set = {best};
     fill_shift(ctx, best, step);
-    step.trace.push_back("bcb: first bad commit " + std::to_string(best) + " with P=" + fmt(ctx.p[best]) +
-                         ", shift " + fmt(step.shift * 100) + "% [" + fmt(step.shift_low * 100) + ", " +
-                         fmt(step.shift_high * 100) + "]");
+    step.trace.push_back("bcb: first bad commit " + std::to_string(best) + " with P=" + fmt(ctx.p[best]) + ", shift " +
+                         fmt(step.shift * 100) + "% [" + fmt(step.shift_low * 100) + ", " + fmt(step.shift_high * 100) +
+                         "]");
     return step;
   }
   if (set_answer(ctx, best, step)) {

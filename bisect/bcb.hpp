@@ -18,13 +18,13 @@ struct BcbContext {
   BcbPriors priors;
   bool robust = false;
   std::vector<BcbUnit> units;
-  std::vector<double> prior;     // per commit, normalized to 1 - p_none
-  std::vector<double> prefix_a;  // prefix sums of prior
-  std::vector<double> prefix_b;  // prefix sums of prior * log(prior)
+  std::vector<double> prior;    // per commit, normalized to 1 - p_none
+  std::vector<double> prefix_a; // prefix sums of prior
+  std::vector<double> prefix_b; // prefix sums of prior * log(prior)
   BcbPosterior post;
-  std::vector<double> p;         // P(first bad = i)
-  std::vector<double> cdf;       // P(first bad <= i)
-  std::vector<bool> pickable;    // a build we may run: canonical, not skipped, relevant (or an endpoint)
+  std::vector<double> p;      // P(first bad = i)
+  std::vector<double> cdf;    // P(first bad <= i)
+  std::vector<bool> pickable; // a build we may run: canonical, not skipped, relevant (or an endpoint)
 };
 
 // Priors from the settings: sigma from `noise` (nu0 = noise_runs) or a weak default (nu0 = 1, 5 %), the shift

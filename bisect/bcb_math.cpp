@@ -1,9 +1,9 @@
 #include "bisect/bcb_math.hpp"
 
+#include "bisect/stats.hpp"
+
 #include <algorithm>
 #include <cmath>
-
-#include "bisect/stats.hpp"
 
 namespace bisectd::bisect::math {
 

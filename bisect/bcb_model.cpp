@@ -284,7 +284,8 @@ BcbPosterior compute_posterior(const std::vector<BcbUnit>& units, const std::vec
   return post;
 }
 
-double posterior_entropy(const BcbPosterior& post, const std::vector<double>& prefix_a, const std::vector<double>& prefix_b) {
+double posterior_entropy(const BcbPosterior& post, const std::vector<double>& prefix_a,
+                         const std::vector<double>& prefix_b) {
   double h = 0;
   for (std::size_t k = 0; k < post.seg_mass.size(); ++k) {
     double a = range_sum(prefix_a, post.bounds[k] + 1, post.bounds[k + 1] + 1);

@@ -2,7 +2,8 @@
 // BCB's statistical model: the posterior over "first bad commit" c (plus "no change") from all samples.
 //
 // Samples are summarized per boot unit (runs of one boot at one build): y = log(value), runs weighted by how far
-// they lie from every supported level in the robust variant. For a hypothesis c, a unit at position p has x = [p >= c] and
+// they lie from every supported level in the robust variant. For a hypothesis c, a unit at position p has x = [p >= c]
+// and
 //   mean_j = w(t_j) + x * delta + e_j,   e_j ~ N(0, sigma^2 (lambda + 1/n_j)),   w(t+1) = w(t) + N(0, q sigma^2)
 // with sigma^2 ~ scaled-inv-chi2(nu0, s0^2) (from the metric's history when known), delta | sigma ~ N(0,
 // sigma^2 / kappa0), w flat. lambda is the boot-to-boot variance and q the drift per visit, both relative to the
@@ -22,9 +23,9 @@
 namespace bisectd::bisect {
 
 struct BcbUnit {
-  std::size_t pos = 0;       // chain position (canonical build)
+  std::size_t pos = 0;            // chain position (canonical build)
   double n = 0, mean = 0, ss = 0; // runs, mean of y, within-unit sum of squares
-  double time = 0;           // mean seq, for ordering
+  double time = 0;                // mean seq, for ordering
 };
 
 struct BcbComponent {
@@ -46,13 +47,13 @@ struct FilterState {
 };
 
 struct BcbPosterior {
-  std::size_t last = 0;                  // chain index of the bad endpoint
-  std::vector<std::size_t> bounds;       // 0 = b_0 < ... < b_S = last; segment k holds c in (b_k, b_{k+1}]
-  std::vector<double> seg_prior;         // prior mass per segment (sums to 1 - p_none prior)
-  std::vector<double> seg_mass;          // posterior mass per segment
+  std::size_t last = 0;            // chain index of the bad endpoint
+  std::vector<std::size_t> bounds; // 0 = b_0 < ... < b_S = last; segment k holds c in (b_k, b_{k+1}]
+  std::vector<double> seg_prior;   // prior mass per segment (sums to 1 - p_none prior)
+  std::vector<double> seg_mass;    // posterior mass per segment
   double p_none = 0;
-  std::vector<double> comp_weight;       // posterior weight per component
-  std::vector<std::vector<double>> joint; // [component][segment or S = no change]: posterior mass
+  std::vector<double> comp_weight;              // posterior weight per component
+  std::vector<std::vector<double>> joint;       // [component][segment or S = no change]: posterior mass
   std::vector<std::vector<FilterState>> states; // [component][segment]; index S is "no change"
 };
 
@@ -79,7 +80,8 @@ double entropy_after(const BcbPosterior& post, const std::vector<double>& prefix
                      const BcbPriors& priors, std::size_t pos, double n, double mean);
 
 // Entropy (nats) of a posterior given prefix sums of prior (a) and prior*log(prior) (b) over the chain.
-double posterior_entropy(const BcbPosterior& post, const std::vector<double>& prefix_a, const std::vector<double>& prefix_b);
+double posterior_entropy(const BcbPosterior& post, const std::vector<double>& prefix_a,
+                         const std::vector<double>& prefix_b);
 
 // Expands segment masses to P(first bad = i) per commit.
 std::vector<double> per_commit(const BcbPosterior& post, const std::vector<double>& prior);

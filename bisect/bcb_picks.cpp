@@ -2,7 +2,6 @@
 // cost, over a small candidate set around the posterior quantiles j/(K+1) (FACF NextRuns), K picks distinct,
 // handed out in synchronous rounds.
 #include "bisect/bcb.hpp"
-
 #include "bisect/bcb_math.hpp"
 
 #include <algorithm>

@@ -173,7 +173,8 @@ Step classic_step(const Problem& problem, const ChainData& data, ClassicRule rul
   step.p_culprit = r.p_right;
   shift_interval(data.at(r.lo), data.at(r.hi), step);
   step.trace.push_back("classic: first bad commit " + std::to_string(r.hi) + "; p_culprit " +
-                       std::to_string(r.p_right) + " is a heuristic (product of Phi(d*sqrt(n)/2) per step, gaussian "
+                       std::to_string(r.p_right) +
+                       " is a heuristic (product of Phi(d*sqrt(n)/2) per step, gaussian "
                        "noise and endpoint means assumed), not a posterior");
   return step;
 }

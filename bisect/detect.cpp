@@ -18,17 +18,17 @@ namespace {
 
 using detail::Gate;
 
-constexpr double k_candidate_z = 2.5;  // loose: the merge gates decide, the scan only proposes
+constexpr double k_candidate_z = 2.5; // loose: the merge gates decide, the scan only proposes
 constexpr int k_relocate_radius = 5;
-constexpr double k_range_drop = 6.0;  // z^2 drop that bounds the plausible positions of a change
+constexpr double k_range_drop = 6.0; // z^2 drop that bounds the plausible positions of a change
 
 // z-like score of a median difference between y[lo, mid) and y[mid, hi) (median variance ~ pi/2 * sigma^2 / n).
 double median_z(std::span<const double> left, std::span<const double> right, double sigma) {
-  const double spread = sigma * std::sqrt(1.5708 * (1.0 / static_cast<double>(left.size()) +
-                                                    1.0 / static_cast<double>(right.size())));
+  const double spread =
+    sigma * std::sqrt(1.5708 * (1.0 / static_cast<double>(left.size()) + 1.0 / static_cast<double>(right.size())));
   const double diff = std::abs(median(right) - median(left));
   if (spread == 0.0) {
-    return diff > 0.0 ? INFINITY : 0.0;  // noiseless series: any level change is a candidate
+    return diff > 0.0 ? INFINITY : 0.0; // noiseless series: any level change is a candidate
   }
   return diff / spread;
 }
@@ -204,7 +204,7 @@ std::vector<Gate> find(const detail::PreparedSeries& p, double sigma, const Dete
 constexpr double k_lenient_abrupt_z = 1.0;
 constexpr double k_strict_abrupt_z = 2.5;
 constexpr int k_drift_window = 25;
-constexpr double k_drift_ratio = 1.3;   // calibrated with detect-sim (drift vs gaussian kinds)
+constexpr double k_drift_ratio = 1.3; // calibrated with detect-sim (drift vs gaussian kinds)
 constexpr std::size_t k_drift_lag = 64;
 
 // Robust variogram of r at lag h: (1.4826 * MAD of r[t+h] - r[t])^2 / 2.
@@ -238,8 +238,7 @@ bool residuals_drift(std::span<const double> y, const std::vector<std::size_t>& 
 
 } // namespace
 
-std::vector<ChangePoint> detect_change_points(const std::vector<SeriesPoint>& series,
-                                              const DetectOptions& requested) {
+std::vector<ChangePoint> detect_change_points(const std::vector<SeriesPoint>& series, const DetectOptions& requested) {
   DetectOptions options = requested;
   options.max_window = std::max(options.max_window, options.min_segment);
   const detail::PreparedSeries prepared = detail::prepare(series, options.lab_model);

@@ -12,24 +12,24 @@ namespace bisectd::bisect {
 // Where one sample was measured. Both fields are optional: "" means unknown. Samples with the same non-empty
 // machine share a per-machine offset; samples with the same non-empty boot share one boot's level and spread.
 struct SampleOrigin {
-  std::string machine;  // lab machine (box) that ran the benchmark
-  std::string boot;     // boot of that machine (any id unique per boot, e.g. the kernel's boot_id)
+  std::string machine; // lab machine (box) that ran the benchmark
+  std::string boot;    // boot of that machine (any id unique per boot, e.g. the kernel's boot_id)
 };
 
 struct SeriesPoint {
-  std::string id;                // commit id (any text; copied into the change point)
-  std::vector<double> samples;   // the runs of this commit; NaN/inf runs and points without runs are ignored
-  std::vector<SampleOrigin> origins{};  // parallel to samples, or empty when the lab is unknown (old inputs)
+  std::string id;                      // commit id (any text; copied into the change point)
+  std::vector<double> samples;         // the runs of this commit; NaN/inf runs and points without runs are ignored
+  std::vector<SampleOrigin> origins{}; // parallel to samples, or empty when the lab is unknown (old inputs)
 };
 
 enum class ShiftDirection { up, down };
 
 struct DetectOptions {
-  double min_relative_change = 0.01;  // gate: |after/before - 1| >= this (the job threshold)
-  double k_sigma = 1.0;               // gate: |after - before| >= k * sigma_hat (point-level noise of the series)
-  double max_p_value = 1e-4;          // gate: Mann-Whitney U p-value between the two windows
-  int min_segment = 8;                // points needed on each side; a change nearer the tip stays pending
-  int max_window = 50;                // points per side used for levels and the rank test (>= min_segment)
+  double min_relative_change = 0.01; // gate: |after/before - 1| >= this (the job threshold)
+  double k_sigma = 1.0;              // gate: |after - before| >= k * sigma_hat (point-level noise of the series)
+  double max_p_value = 1e-4;         // gate: Mann-Whitney U p-value between the two windows
+  int min_segment = 8;               // points needed on each side; a change nearer the tip stays pending
+  int max_window = 50;               // points per side used for levels and the rank test (>= min_segment)
   // Lab model (docs/detect-sim.md): remove per-machine offsets and noisy boots before judging, and require a
   // change to be abrupt (seen between the nearest min_segment points too, so slow drift, ramps and seasonal
   // load are not change points) and, where several machines measured both sides, seen on each of them.
@@ -43,16 +43,16 @@ struct DetectOptions {
 };
 
 struct ChangePoint {
-  std::size_t index = 0;   // position of the first point AFTER the change (0-based in the input)
-  std::string id;          // series[index].id
-  ShiftDirection direction = ShiftDirection::up;  // of the metric value (up = higher)
-  double relative_change = 0;  // (after - before) / |before|
-  double confidence = 0;       // P(a real change within ±5 commits of index): see docs/detect-sim.md
-  double p_value = 1;          // Mann-Whitney U between the windows either side
-  double before = 0;           // median of the points before (<= max_window, after the previous change point)
-  double after = 0;            // median of the points after (<= max_window, before the next change point)
-  double sigma = 0;            // sigma_hat of the series (same units as the values)
-  std::size_t machines = 0;    // machines that measured both sides of the change (0: series without machines)
+  std::size_t index = 0;                         // position of the first point AFTER the change (0-based in the input)
+  std::string id;                                // series[index].id
+  ShiftDirection direction = ShiftDirection::up; // of the metric value (up = higher)
+  double relative_change = 0;                    // (after - before) / |before|
+  double confidence = 0;                         // P(a real change within ±5 commits of index): see docs/detect-sim.md
+  double p_value = 1;                            // Mann-Whitney U between the windows either side
+  double before = 0;        // median of the points before (<= max_window, after the previous change point)
+  double after = 0;         // median of the points after (<= max_window, before the next change point)
+  double sigma = 0;         // sigma_hat of the series (same units as the values)
+  std::size_t machines = 0; // machines that measured both sides of the change (0: series without machines)
   // Plausible positions of the change (inclusive, input indices): bisect from the point before range_begin
   // to range_end. Where the rank-CUSUM z^2 is within 6 of its maximum (coverage: docs/detect-sim.md).
   std::size_t range_begin = 0, range_end = 0;
@@ -60,20 +60,19 @@ struct ChangePoint {
 
 // Change points of `series` (each point's value = median of its samples), both directions, sorted by index.
 // Every returned point passes all gates of `options`.
-std::vector<ChangePoint> detect_change_points(const std::vector<SeriesPoint>& series,
-                                              const DetectOptions& options);
+std::vector<ChangePoint> detect_change_points(const std::vector<SeriesPoint>& series, const DetectOptions& options);
 
 // The lab effects the detector removes before judging change points (detect_model.cpp).
 struct LabEstimate {
   struct Machine {
     std::string name;
-    double offset = 0;          // added to this machine's samples relative to the reference (first) machine
-    std::size_t commits = 0;    // commits it measured
+    double offset = 0;       // added to this machine's samples relative to the reference (first) machine
+    std::size_t commits = 0; // commits it measured
   };
-  std::vector<Machine> machines;  // the reference machine (most commits) first, offset 0; empty if unlabelled
-  std::size_t boots = 0;          // boots with >= 2 samples (spread measurable)
-  std::size_t noisy_boots = 0;    // of them, boots whose run spread exceeds 4x the median boot spread: ignored
-                                  // where the commit has another boot
+  std::vector<Machine> machines; // the reference machine (most commits) first, offset 0; empty if unlabelled
+  std::size_t boots = 0;         // boots with >= 2 samples (spread measurable)
+  std::size_t noisy_boots = 0;   // of them, boots whose run spread exceeds 4x the median boot spread: ignored
+                                 // where the commit has another boot
 };
 
 // Machine offsets and noisy boots of `series` as the detector estimates them (for reports and tests).
@@ -101,9 +100,9 @@ struct NoiseEstimate {
 NoiseEstimate estimate_noise(const std::vector<SeriesPoint>& series);
 
 struct ShiftTest {
-  double relative_change = 0;  // (median(after) - median(before)) / |median(before)|
-  double p_value = 1;          // two-sided Mann-Whitney U
-  bool lkp_changed = false;    // LKP's non-overlap rule (lib/changed_stat.rb) and ratio > 1.01
+  double relative_change = 0; // (median(after) - median(before)) / |median(before)|
+  double p_value = 1;         // two-sided Mann-Whitney U
+  bool lkp_changed = false;   // LKP's non-overlap rule (lib/changed_stat.rb) and ratio > 1.01
   bool confirmed = false;
 };
 

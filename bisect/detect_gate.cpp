@@ -1,7 +1,6 @@
 // Gate evaluation and change-point localisation for the detector.
 
 #include "bisect/detect_internal.hpp"
-
 #include "bisect/stats.hpp"
 
 #include <algorithm>
@@ -14,7 +13,7 @@ namespace bisectd::bisect::detail {
 
 namespace {
 
-constexpr double k_abrupt_share = 0.5;  // the near jump carries at least half the windows' difference
+constexpr double k_abrupt_share = 0.5; // the near jump carries at least half the windows' difference
 constexpr std::size_t k_machine_points = 3;
 
 // z-like score of the median difference between the nearest min_segment points either side of pos.
@@ -24,8 +23,8 @@ double near_jump(std::span<const double> y, std::size_t lo, std::size_t pos, std
   const std::size_t a = std::max(lo, pos >= k ? pos - k : 0), b = std::min(hi, pos + k);
   const std::span<const double> left = y.subspan(a, pos - a), right = y.subspan(pos, b - pos);
   jump = median(right) - median(left);
-  const double spread = sigma * std::sqrt(1.5708 * (1.0 / static_cast<double>(left.size()) +
-                                                    1.0 / static_cast<double>(right.size())));
+  const double spread =
+    sigma * std::sqrt(1.5708 * (1.0 / static_cast<double>(left.size()) + 1.0 / static_cast<double>(right.size())));
   return spread > 0.0 ? std::abs(jump) / spread : (jump != 0.0 ? INFINITY : 0.0);
 }
 
@@ -125,8 +124,8 @@ std::vector<double> rank_split_scores(std::span<const double> y, std::size_t lo,
 
 } // namespace
 
-std::size_t best_rank_split(std::span<const double> y, std::size_t lo, std::size_t hi, std::size_t from,
-                            std::size_t to, std::size_t current) {
+std::size_t best_rank_split(std::span<const double> y, std::size_t lo, std::size_t hi, std::size_t from, std::size_t to,
+                            std::size_t current) {
   const std::vector<double> scores = rank_split_scores(y, lo, hi, from, to);
   if (scores.empty()) {
     return current;

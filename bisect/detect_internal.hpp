@@ -11,16 +11,16 @@
 namespace bisectd::bisect::detail {
 
 struct MachineValue {
-  int machine = 0;    // index into the series' machines
-  double value = 0;   // that machine's level at this commit, its offset removed
+  int machine = 0;  // index into the series' machines
+  double value = 0; // that machine's level at this commit, its offset removed
 };
 
 struct PreparedSeries {
-  std::vector<double> values;       // level of each point with finite samples; points without any are skipped
-  std::vector<std::size_t> origin;  // index in the input series of each value
+  std::vector<double> values;      // level of each point with finite samples; points without any are skipped
+  std::vector<std::size_t> origin; // index in the input series of each value
   // Per value, the machines that measured it (empty for every value when the series names no machines).
   std::vector<std::vector<MachineValue>> by_machine;
-  int machines = 0;                 // distinct machines named (0: unlabelled series)
+  int machines = 0; // distinct machines named (0: unlabelled series)
 };
 // Without the lab model: each value is the median of the point's finite samples (the detector before the
 // lab model). With it (detect_model.cpp): noisy boots dropped, machine offsets removed, per-boot medians
@@ -30,21 +30,22 @@ PreparedSeries prepare(const std::vector<SeriesPoint>& series, bool lab_model, L
 // The gates evaluated at one change point `pos` between its neighbours lo and hi (segment [lo, hi)).
 struct Gate {
   bool pass = false;
-  double before = 0, after = 0;  // window medians
+  double before = 0, after = 0; // window medians
   double relative_change = 0;
-  double effect = 0;             // |after - before| / sigma
+  double effect = 0; // |after - before| / sigma
   double p_value = 1;
   std::size_t n_left = 0, n_right = 0;
-  std::size_t machines = 0;      // machines with >= 3 points on each side (lab model)
+  std::size_t machines = 0; // machines with >= 3 points on each side (lab model)
 };
 // Compares y[max(lo, pos-W), pos) with y[pos, min(hi, pos+W)), W = options.max_window, y = p.values. With the
 // lab model, also the abruptness gate (the nearest min_segment points either side) and the machine gate.
 Gate evaluate_gate(const PreparedSeries& p, std::size_t lo, std::size_t pos, std::size_t hi, double sigma,
                    const DetectOptions& options);
 
-// Split in [from, to] maximizing the standardised rank CUSUM (Pettitt's |U_t| / sd) over y[lo, hi); `current` when from > to.
-std::size_t best_rank_split(std::span<const double> y, std::size_t lo, std::size_t hi, std::size_t from,
-                            std::size_t to, std::size_t current);
+// Split in [from, to] maximizing the standardised rank CUSUM (Pettitt's |U_t| / sd) over y[lo, hi); `current` when from
+// > to.
+std::size_t best_rank_split(std::span<const double> y, std::size_t lo, std::size_t hi, std::size_t from, std::size_t to,
+                            std::size_t current);
 
 // Splits t in [from, to] whose standardised rank CUSUM z_t over y[lo, hi) satisfies z_t^2 >= z_best^2 - drop:
 // the plausible positions of the change (first and last, inclusive).

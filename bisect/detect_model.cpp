@@ -4,7 +4,6 @@
 // estimated from the commits it measured and their nearest neighbours measured by other machines.
 
 #include "bisect/detect_internal.hpp"
-
 #include "bisect/stats.hpp"
 
 #include <algorithm>
@@ -17,13 +16,13 @@ namespace bisectd::bisect::detail {
 
 namespace {
 
-constexpr double k_noisy_boot_factor = 4.0;  // 3-run sd above 4x the median sd: ~1e-5 for a Gaussian boot
+constexpr double k_noisy_boot_factor = 4.0;   // 3-run sd above 4x the median sd: ~1e-5 for a Gaussian boot
 constexpr int k_offset_neighbours = 4;        // nearest other-machine commits per side used as reference
 constexpr std::size_t k_offset_distance = 50; // farthest neighbour (commits) used as reference
 constexpr int k_offset_rounds = 3;
 
 struct Boot {
-  std::size_t point = 0;  // index into the prepared values
+  std::size_t point = 0; // index into the prepared values
   int machine = 0;
   std::vector<double> samples;
   double level = 0, spread = 0;
@@ -34,7 +33,7 @@ struct Collected {
   std::vector<std::size_t> origin;
   std::vector<Boot> boots;
   std::vector<std::string> machine_names;
-  bool labelled = false;  // some sample names a machine
+  bool labelled = false; // some sample names a machine
 };
 
 bool finite_any(const SeriesPoint& p) {
@@ -70,7 +69,7 @@ Collected collect(const std::vector<SeriesPoint>& series) {
       std::size_t& slot = local[{machine, boot}];
       if (slot == 0) {
         out.boots.push_back(Boot{point, m->second, {}, 0, 0, false});
-        slot = out.boots.size();  // stored +1 so that 0 means "none yet"
+        slot = out.boots.size(); // stored +1 so that 0 means "none yet"
       }
       out.boots[slot - 1].samples.push_back(p.samples[s]);
     }
@@ -90,11 +89,11 @@ std::size_t mark_noisy_boots(std::vector<Boot>& boots, std::size_t& measurable) 
   }
   measurable = spreads.size();
   if (spreads.size() < 10) {
-    return 0;  // too few boots to say what a normal spread is
+    return 0; // too few boots to say what a normal spread is
   }
   const double typical = median(spreads);
   if (typical <= 0.0) {
-    return 0;  // quantized runs: most boots repeat one value
+    return 0; // quantized runs: most boots repeat one value
   }
   std::size_t noisy = 0;
   for (Boot& b : boots) {
@@ -111,7 +110,7 @@ std::vector<std::vector<MachineValue>> machine_levels(const std::vector<Boot>& b
   for (const Boot& b : boots) {
     has_clean[b.point] = has_clean[b.point] || !b.noisy;
   }
-  std::vector<std::map<int, std::pair<double, int>>> sums(points);  // machine -> (sum, count)
+  std::vector<std::map<int, std::pair<double, int>>> sums(points); // machine -> (sum, count)
   for (const Boot& b : boots) {
     if (b.noisy && has_clean[b.point]) {
       continue;
@@ -223,7 +222,7 @@ PreparedSeries prepare(const std::vector<SeriesPoint>& series, bool lab_model, L
   const std::vector<std::size_t> commits = commits_per_machine(raw, machines);
   const int reference = static_cast<int>(std::max_element(commits.begin(), commits.end()) - commits.begin());
   const std::vector<double> offset =
-      c.labelled && machines > 1 ? machine_offsets(raw, machines, reference) : std::vector<double>(machines, 0.0);
+    c.labelled && machines > 1 ? machine_offsets(raw, machines, reference) : std::vector<double>(machines, 0.0);
   PreparedSeries out;
   out.origin = std::move(c.origin);
   out.machines = c.labelled ? machines : 0;
@@ -241,8 +240,8 @@ PreparedSeries prepare(const std::vector<SeriesPoint>& series, bool lab_model, L
   }
   if (lab != nullptr) {
     if (c.labelled) {
-      estimate.machines.push_back({c.machine_names[static_cast<std::size_t>(reference)], 0.0,
-                                   commits[static_cast<std::size_t>(reference)]});
+      estimate.machines.push_back(
+        {c.machine_names[static_cast<std::size_t>(reference)], 0.0, commits[static_cast<std::size_t>(reference)]});
       for (int m = 0; m < machines; ++m) {
         if (m != reference) {
           estimate.machines.push_back({c.machine_names[static_cast<std::size_t>(m)],

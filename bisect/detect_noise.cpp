@@ -1,7 +1,6 @@
 // Per-metric noise model learned from a series' history.
 
 #include "bisect/detect.hpp"
-
 #include "bisect/detect_internal.hpp"
 #include "bisect/stats.hpp"
 
@@ -17,7 +16,7 @@ namespace {
 constexpr double k_heavy_tail_sigmas = 5.0;
 constexpr double k_heavy_tail_fraction = 0.01;
 constexpr double k_bimodal_min_share = 0.10;
-constexpr double k_bimodal_ashman_d = 3.2;  // one Gaussian split in two gives D ~ 2.65
+constexpr double k_bimodal_ashman_d = 3.2; // one Gaussian split in two gives D ~ 2.65
 constexpr int k_max_runs = 10000;
 
 // Variance of the median of r standard normal runs (Monte Carlo, 2e5 draws), pi/(2r) beyond the table.
@@ -122,7 +121,8 @@ NoiseEstimate estimate_noise(const std::vector<SeriesPoint>& series) {
     out.heavy_tailed = static_cast<double>(beyond) > k_heavy_tail_fraction * static_cast<double>(abs_diffs.size());
   }
   const double factor = median_variance_factor(static_cast<int>(std::lround(out.runs_per_commit)));
-  out.commit_sigma = std::sqrt(std::max(0.0, out.point_sigma * out.point_sigma - factor * out.run_sigma * out.run_sigma));
+  out.commit_sigma =
+    std::sqrt(std::max(0.0, out.point_sigma * out.point_sigma - factor * out.run_sigma * out.run_sigma));
   out.bimodal = best_split_ashman_d(run_residuals) > k_bimodal_ashman_d;
   return out;
 }
@@ -167,8 +167,8 @@ ShiftTest confirm_shift(const std::vector<double>& before_runs, const std::vecto
   out.p_value = rank.p_value;
   out.lkp_changed = lkp_changed(before, after);
   const bool agrees = (rank.u - static_cast<double>(before.size() * after.size()) / 2.0) * (a - b) > 0.0;
-  out.confirmed = std::abs(out.relative_change) >= min_relative_change && agrees &&
-                  (out.p_value < 0.01 || out.lkp_changed);
+  out.confirmed =
+    std::abs(out.relative_change) >= min_relative_change && agrees && (out.p_value < 0.01 || out.lkp_changed);
   return out;
 }
 

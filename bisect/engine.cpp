@@ -23,16 +23,11 @@ Step next_step(const Problem& problem) {
 
 const char* to_string(Verdict verdict) {
   switch (verdict) {
-  case Verdict::need_runs:
-    return "need_runs";
-  case Verdict::found:
-    return "found";
-  case Verdict::ambiguous:
-    return "ambiguous";
-  case Verdict::no_change:
-    return "no_change";
-  case Verdict::budget_exhausted:
-    return "budget_exhausted";
+  case Verdict::need_runs: return "need_runs";
+  case Verdict::found: return "found";
+  case Verdict::ambiguous: return "ambiguous";
+  case Verdict::no_change: return "no_change";
+  case Verdict::budget_exhausted: return "budget_exhausted";
   }
   return "unknown";
 }

@@ -135,7 +135,8 @@ bool shift_interval(const std::vector<LogSample>& parent, const std::vector<LogS
 std::vector<std::size_t> credible_set(const std::vector<double>& posterior, double mass) {
   std::vector<std::size_t> order(posterior.size());
   std::iota(order.begin(), order.end(), std::size_t{0});
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return posterior[a] > posterior[b]; });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return posterior[a] > posterior[b]; });
   std::vector<std::size_t> out;
   double acc = 0;
   for (auto i : order) {

@@ -19,13 +19,13 @@ struct LogSample {
 };
 
 struct ChainData {
-  std::size_t size = 0;                      // chain length (good = 0, bad = size - 1)
-  std::vector<std::size_t> canonical;        // same_as resolved: the build whose samples a commit uses
+  std::size_t size = 0;                         // chain length (good = 0, bad = size - 1)
+  std::vector<std::size_t> canonical;           // same_as resolved: the build whose samples a commit uses
   std::vector<std::vector<LogSample>> by_build; // indexed by canonical build; empty for non-canonical entries
-  std::vector<std::string> boots;            // distinct boot ids in first-seen order
-  int runs = 0;                              // all samples
-  int builds = 0;                            // canonical builds with at least one sample
-  std::vector<bool> build_in_flight;         // by canonical build: runs of one of its commits are queued/running
+  std::vector<std::string> boots;               // distinct boot ids in first-seen order
+  int runs = 0;                                 // all samples
+  int builds = 0;                               // canonical builds with at least one sample
+  std::vector<bool> build_in_flight;            // by canonical build: runs of one of its commits are queued/running
 
   // Samples that describe commit `i` (those of its canonical build).
   const std::vector<LogSample>& at(std::size_t i) const { return by_build[canonical[i]]; }

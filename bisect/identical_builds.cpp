@@ -4,8 +4,8 @@ namespace bisectd::bisect {
 
 std::vector<IdenticalBuild> identical_builds(const std::vector<std::optional<std::string>>& fingerprints) {
   std::vector<IdenticalBuild> links;
-  std::optional<std::size_t> last;  // the nearest earlier commit with a known fingerprint
-  std::size_t last_root = 0;        // whose samples `last` uses
+  std::optional<std::size_t> last; // the nearest earlier commit with a known fingerprint
+  std::size_t last_root = 0;       // whose samples `last` uses
   for (std::size_t i = 0; i < fingerprints.size(); ++i) {
     const auto& fingerprint = fingerprints[i];
     if (!fingerprint || fingerprint->empty()) {

@@ -10,10 +10,10 @@
 namespace bisectd::bisect {
 
 enum class PathKind {
-  code,            // may change the build: must be looked at
-  documentation,   // Documentation/, *.md, *.txt (not CMakeLists.txt), *.rst
-  test,            // tests/, selftests/
-  other_arch,      // arch/<x>/ with x not the build's architecture (kernel recipes only)
+  code,          // may change the build: must be looked at
+  documentation, // Documentation/, *.md, *.txt (not CMakeLists.txt), *.rst
+  test,          // tests/, selftests/
+  other_arch,    // arch/<x>/ with x not the build's architecture (kernel recipes only)
 };
 
 // Classifies a changed path. `build_arch` is the kernel recipe's arch ("x86_64", "arm64"), or empty for

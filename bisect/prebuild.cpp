@@ -43,7 +43,8 @@ std::vector<Target> next_round_targets(const BcbContext& ctx) {
     }
   }
   // Best first; stable so equal masses keep CDF order.
-  std::stable_sort(targets.begin(), targets.end(), [](const Target& a, const Target& b) { return a.weight > b.weight; });
+  std::stable_sort(targets.begin(), targets.end(),
+                   [](const Target& a, const Target& b) { return a.weight > b.weight; });
   return targets;
 }
 

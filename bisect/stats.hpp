@@ -40,9 +40,9 @@ double regularized_beta(double a, double b, double x);
 double student_t_cdf(double t, double df);
 
 struct TTestResult {
-  double t = 0;        // positive when b has the higher mean
-  double df = 0;       // degrees of freedom used
-  double p_value = 1;  // two-sided
+  double t = 0;       // positive when b has the higher mean
+  double df = 0;      // degrees of freedom used
+  double p_value = 1; // two-sided
 };
 // Welch's unequal-variance t-test of mean(b) vs mean(a). Needs >= 2 values per side, else p = 1.
 TTestResult welch_t_test(std::span<const double> a, std::span<const double> b);
@@ -51,9 +51,9 @@ TTestResult student_t_test(std::span<const double> a, std::span<const double> b)
 
 enum class PValueMethod { exact, normal };
 struct RankTestResult {
-  double u = 0;         // pairs (a_i, b_j) with b_j > a_i, ties count 1/2: u > n_a*n_b/2 means b is higher
-  double z = 0;         // standardized u (tie-corrected, no continuity correction); sign as u - n_a*n_b/2
-  double p_value = 1;   // two-sided
+  double u = 0;       // pairs (a_i, b_j) with b_j > a_i, ties count 1/2: u > n_a*n_b/2 means b is higher
+  double z = 0;       // standardized u (tie-corrected, no continuity correction); sign as u - n_a*n_b/2
+  double p_value = 1; // two-sided
   PValueMethod method = PValueMethod::normal;
 };
 // Mann-Whitney U (Wilcoxon rank-sum) test of b vs a. Exact p when there are no ties and n_a + n_b <= 50,

@@ -21,12 +21,12 @@ double two_sided_t_p(double t, double df) {
 
 struct RankSums {
   double rank_sum_b = 0;
-  double tie_term = 0;  // sum over tie groups of t^3 - t
+  double tie_term = 0; // sum over tie groups of t^3 - t
 };
 
 // Average ranks (1-based) of the pooled sample; returns the rank sum of b and the tie correction term.
 RankSums rank_sums(std::span<const double> a, std::span<const double> b) {
-  std::vector<std::pair<double, bool>> pooled;  // value, is_b
+  std::vector<std::pair<double, bool>> pooled; // value, is_b
   pooled.reserve(a.size() + b.size());
   for (double v : a) {
     pooled.emplace_back(v, false);
@@ -151,7 +151,7 @@ RankTestResult mann_whitney_u(std::span<const double> a, std::span<const double>
   }
   out.method = PValueMethod::normal;
   if (var <= 0.0) {
-    out.p_value = 1.0;  // every value tied: no evidence either way
+    out.p_value = 1.0; // every value tied: no evidence either way
     return out;
   }
   const double corrected = std::max(0.0, std::abs(out.u - mu) - 0.5) / std::sqrt(var);

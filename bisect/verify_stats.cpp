@@ -25,8 +25,8 @@ MeanChange mean_change(const std::vector<double>& before, const std::vector<doub
     return c;
   }
   c.change = (m1 - m0) / std::abs(m0);
-  c.half_width = 1.96 * std::sqrt(v0 / static_cast<double>(before.size()) + v1 / static_cast<double>(after.size())) /
-                 std::abs(m0);
+  c.half_width =
+    1.96 * std::sqrt(v0 / static_cast<double>(before.size()) + v1 / static_cast<double>(after.size())) / std::abs(m0);
   return c;
 }
 

@@ -8,9 +8,7 @@
 
 namespace bisectd::cli {
 
-void Registry::add(CLI::App* command, Handler handler) {
-  m_commands.emplace_back(command, std::move(handler));
-}
+void Registry::add(CLI::App* command, Handler handler) { m_commands.emplace_back(command, std::move(handler)); }
 
 const std::pair<CLI::App*, Handler>* Registry::selected() const {
   // A command may have subcommands of its own (`bisections` and `bisections rm`): the deepest parsed one wins.
@@ -32,8 +30,7 @@ const std::pair<CLI::App*, Handler>* Registry::selected() const {
 
 std::string command_path(const CLI::App* command) {
   std::string path;
-  for (const CLI::App* app = command; app != nullptr && app->get_parent() != nullptr;
-       app = app->get_parent()) {
+  for (const CLI::App* app = command; app != nullptr && app->get_parent() != nullptr; app = app->get_parent()) {
     path = path.empty() ? app->get_name() : app->get_name() + " " + path;
   }
   return path;
@@ -55,8 +52,7 @@ void add_global_options(CLI::App& app, GlobalOptions& options) {
   app.fallthrough(); // subcommands inherit this: `bisectctl show 3 --server URL` works too
   app.require_subcommand(1);
   app.set_version_flag("--version", BISECTD_VERSION);
-  app.add_option("--server", options.server,
-                 "bisectd URL (default: $BISECTD_URL, else http://127.0.0.1:8765)");
+  app.add_option("--server", options.server, "bisectd URL (default: $BISECTD_URL, else http://127.0.0.1:8765)");
   app.add_option("--token-file", options.token_file,
                  "file holding the API token for writes (default: $BISECTD_TOKEN_FILE)");
 }

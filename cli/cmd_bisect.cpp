@@ -73,9 +73,8 @@ std::string render_bisections(const nlohmann::json& reply, std::int64_t now) {
                Align::right, Align::right, Align::right});
   for (const auto& b : reply.value("bisections", nlohmann::json::array())) {
     table.add_row({field_text(b, "id"), field_text(b, "tree"), field_text(b, "state"), field_sha(b, "good"),
-                   field_sha(b, "bad"), field_sha(b, "culprit"),
-                   format_probability(field_number(b, "p_culprit")), field_text(b, "runs"),
-                   field_text(b, "builds"), format_age(b, "created_at", now)});
+                   field_sha(b, "bad"), field_sha(b, "culprit"), format_probability(field_number(b, "p_culprit")),
+                   field_text(b, "runs"), field_text(b, "builds"), format_age(b, "created_at", now)});
   }
   return table.rows() == 0 ? std::string("no bisections\n") : table.render();
 }

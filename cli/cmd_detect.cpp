@@ -1,6 +1,5 @@
-#include "cli/cmd_offline.hpp"
-
 #include "base/fs.hpp"
+#include "cli/cmd_offline.hpp"
 #include "cli/detect_input.hpp"
 #include "cli/format.hpp"
 #include "cli/table.hpp"
@@ -87,10 +86,11 @@ std::string render_change_points(const std::vector<bisect::ChangePoint>& points,
 void register_detect_command(CLI::App& app, Context& context, Registry& registry) {
   auto options = std::make_shared<DetectCommandOptions>();
   CLI::App* command = app.add_subcommand("detect", "find change points in a benchmark series (offline)");
-  command->add_option("--input", options->input,
-                      "series file: JSON ({\"values\": [...]} or {\"commits\": [{\"id\", \"samples\", optional "
-                      "\"machine\"/\"machines\", \"boot\"/\"boots\"}]}) or CSV (value | commit,value[,machine[,boot]]); "
-                      "machines and boots let the detector remove machine offsets and noisy boots")
+  command
+    ->add_option("--input", options->input,
+                 "series file: JSON ({\"values\": [...]} or {\"commits\": [{\"id\", \"samples\", optional "
+                 "\"machine\"/\"machines\", \"boot\"/\"boots\"}]}) or CSV (value | commit,value[,machine[,boot]]); "
+                 "machines and boots let the detector remove machine offsets and noisy boots")
     ->required();
   command->add_option("--threshold", options->threshold, "minimum relative change, e.g. 2% (default 1%)");
   command->add_flag("--json", options->json, "print the change points as JSON");

@@ -91,8 +91,7 @@ Status noise(Context& context, const InfoOptions& options) {
   return get_and_print(context, path, options.json, render_noise);
 }
 
-std::shared_ptr<InfoOptions> add_json_command(CLI::App& app, const char* name, const char* help,
-                                              CLI::App*& command) {
+std::shared_ptr<InfoOptions> add_json_command(CLI::App& app, const char* name, const char* help, CLI::App*& command) {
   auto options = std::make_shared<InfoOptions>();
   command = app.add_subcommand(name, help);
   command->add_flag("--json", options->json, "print the daemon's JSON reply");
@@ -104,24 +103,21 @@ std::shared_ptr<InfoOptions> add_json_command(CLI::App& app, const char* name, c
 std::string render_machines(const nlohmann::json& machines) {
   Table table({"NAME", "GROUP", "BACKEND", "STATE", "CURRENT", "DESCRIPTION"});
   for (const auto& m : machines) {
-    table.add_row({field_text(m, "name"), field_text(m, "group"), field_text(m, "backend"),
-                   field_text(m, "state"), field_sha(m, "current"), field_text(m, "description")});
+    table.add_row({field_text(m, "name"), field_text(m, "group"), field_text(m, "backend"), field_text(m, "state"),
+                   field_sha(m, "current"), field_text(m, "description")});
   }
   return table.rows() == 0 ? std::string("no machines\n") : table.render();
 }
 
 std::string render_status(const nlohmann::json& status) {
   std::string out = "bisectd " + field_text(status, "version") + ", up " +
-                    format_seconds(field_int(status, "uptime_s")) + ", data dir " +
-                    field_text(status, "data_dir") + "\n";
+                    format_seconds(field_int(status, "uptime_s")) + ", data dir " + field_text(status, "data_dir") +
+                    "\n";
   out += "queue:      " +
-         counts_line(status.value("queue", nlohmann::json()),
-                     {"queued", "building", "running", "done", "failed"}) +
+         counts_line(status.value("queue", nlohmann::json()), {"queued", "building", "running", "done", "failed"}) +
          "\n";
-  out +=
-    "bisections: " +
-    counts_line(status.value("bisections", nlohmann::json()), {"running", "found", "not_found", "failed"}) +
-    "\n";
+  out += "bisections: " +
+         counts_line(status.value("bisections", nlohmann::json()), {"running", "found", "not_found", "failed"}) + "\n";
   out += "\n" + render_machines(status.value("machines", nlohmann::json::array()));
   for (const auto& m : status.value("machines", nlohmann::json::array())) {
     if (field_text(m, "state") == "quarantined") {
@@ -141,8 +137,7 @@ std::string render_results(const nlohmann::json& results) {
       names.insert(name);
     }
   }
-  std::string head =
-    "commit " + field_text(results, "commit") + ": " + std::to_string(samples.size()) + " samples\n";
+  std::string head = "commit " + field_text(results, "commit") + ": " + std::to_string(samples.size()) + " samples\n";
   bool wide = names.size() <= k_max_metric_columns;
   std::vector<std::string> headers = {"JOB", "MACHINE", "BOOT", "RUN", "AT"};
   if (wide) {
@@ -174,15 +169,13 @@ std::string render_results(const nlohmann::json& results) {
 }
 
 std::string render_noise(const nlohmann::json& noise) {
-  Table table({"METRIC", "COMMITS", "RUNS", "RUN_SIGMA", "COMMIT_SIGMA", "HEAVY_TAILED", "BIMODAL",
-               "RUNS_FOR_THRESHOLD"},
-              {Align::left, Align::right, Align::right, Align::right, Align::right, Align::left, Align::left,
-               Align::right});
+  Table table(
+    {"METRIC", "COMMITS", "RUNS", "RUN_SIGMA", "COMMIT_SIGMA", "HEAVY_TAILED", "BIMODAL", "RUNS_FOR_THRESHOLD"},
+    {Align::left, Align::right, Align::right, Align::right, Align::right, Align::left, Align::left, Align::right});
   for (const auto& m : noise.value("metrics", nlohmann::json::array())) {
     table.add_row({field_text(m, "name"), field_text(m, "commits"), field_text(m, "runs"),
-                   percent_cell(m, "run_sigma_pct"), percent_cell(m, "commit_sigma_pct"),
-                   field_text(m, "heavy_tailed"), field_text(m, "bimodal"),
-                   field_text(m, "runs_for_threshold")});
+                   percent_cell(m, "run_sigma_pct"), percent_cell(m, "commit_sigma_pct"), field_text(m, "heavy_tailed"),
+                   field_text(m, "bimodal"), field_text(m, "runs_for_threshold")});
   }
   return table.rows() == 0 ? std::string("no metrics with history yet\n") : table.render();
 }

@@ -155,10 +155,11 @@ void add_tree_commands(CLI::App& app, Context& context, Registry& registry) {
     ->allow_extra_args(false);
   set->add_flag("--no-notify", options->clear_notify, "empty the notify list");
   set->add_option("--poll-interval", options->poll_interval, "time between fetches: 60, 60s, 5m, 1h");
-  set->add_flag_callback("--public", [options] { options->visibility = "public"; },
-                         "mail reports to the culprit's author, trailer people and maintainers too");
-  set->add_flag_callback("--private", [options] { options->visibility = "private"; },
-                         "mail reports to the notify list only");
+  set->add_flag_callback(
+    "--public", [options] { options->visibility = "public"; },
+    "mail reports to the culprit's author, trailer people and maintainers too");
+  set->add_flag_callback(
+    "--private", [options] { options->visibility = "private"; }, "mail reports to the notify list only");
   set->add_flag("--json", options->json, "print the daemon's JSON reply");
   registry.add(set, [&context, options] { return tree_set(context, *options); });
 }
@@ -194,8 +195,8 @@ Status print_logs(Context& context, const LogsOptions& options) {
   BISECTD_TRY_ASSIGN(long long id, parse_id(options.id, "request id"));
   std::uint64_t offset = options.offset;
   for (;;) {
-    std::string path = "/api/v1/logs/" + options.kind + "/" + std::to_string(id) +
-                       query_string({{"offset", std::to_string(offset)}});
+    std::string path =
+      "/api/v1/logs/" + options.kind + "/" + std::to_string(id) + query_string({{"offset", std::to_string(offset)}});
     BISECTD_TRY_ASSIGN(nlohmann::json reply, context.reader().get_json(path));
     context.out() << reply.value("text", "") << std::flush;
     auto next = reply.value("next_offset", offset);
@@ -206,7 +207,7 @@ Status print_logs(Context& context, const LogsOptions& options) {
     }
     if (next > offset) {
       offset = next;
-      continue;  // a slice was full: read on at once
+      continue; // a slice was full: read on at once
     }
     if (!options.follow || complete) {
       return {};
@@ -260,19 +261,16 @@ std::string render_tree(const nlohmann::json& tree) {
   std::string heads;
   const auto head_shas = tree.value("heads", nlohmann::json::object()); // items() must not outlive it
   for (const auto& [branch, sha] : head_shas.items()) {
-    heads += (heads.empty() ? "" : ", ") + branch + " " + (sha.is_string() ? base::short_sha(sha.get<std::string>()) : "-");
+    heads +=
+      (heads.empty() ? "" : ", ") + branch + " " + (sha.is_string() ? base::short_sha(sha.get<std::string>()) : "-");
   }
   std::string poll = tree.contains("poll_interval_s") && tree["poll_interval_s"].is_number()
                        ? format_seconds(tree["poll_interval_s"].get<std::int64_t>())
                        : "-";
-  return "tree:     " + field_text(tree, "name") + "\n" +
-         "url:      " + field_text(tree, "url") + "\n" +
-         "branches: " + list("branches") + "\n" +
-         "heads:    " + (heads.empty() ? "-" : heads) + "\n" +
-         "job:      " + field_text(tree, "job") + "\n" +
-         "poll:     " + poll + "\n" +
-         "notify:   " + list("notify") + "\n" +
-         "mail:     " + (tree.value("private", true) ? "private (notify list only)" : "public") + "\n";
+  return "tree:     " + field_text(tree, "name") + "\n" + "url:      " + field_text(tree, "url") + "\n" +
+         "branches: " + list("branches") + "\n" + "heads:    " + (heads.empty() ? "-" : heads) + "\n" +
+         "job:      " + field_text(tree, "job") + "\n" + "poll:     " + poll + "\n" + "notify:   " + list("notify") +
+         "\n" + "mail:     " + (tree.value("private", true) ? "private (notify list only)" : "public") + "\n";
 }
 
 void register_manage_commands(CLI::App& app, Context& context, Registry& registry) {

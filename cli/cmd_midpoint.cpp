@@ -1,6 +1,5 @@
-#include "cli/cmd_offline.hpp"
-
 #include "bisect/midpoint.hpp"
+#include "cli/cmd_offline.hpp"
 #include "cli/validate.hpp"
 #include "vcs/repository.hpp"
 
@@ -51,8 +50,7 @@ Status midpoint(Context& context, const MidpointOptions& options) {
   const std::string& sha = commits[found->index].sha;
   if (options.json) {
     std::size_t quality = std::min(found->weight, found->total - found->weight);
-    context.print_json(
-      {{"sha", sha}, {"weight", found->weight}, {"total", found->total}, {"quality", quality}});
+    context.print_json({{"sha", sha}, {"weight", found->weight}, {"total", found->total}, {"quality", quality}});
   } else {
     context.out() << sha << '\n';
   }
@@ -65,9 +63,7 @@ void register_midpoint_command(CLI::App& app, Context& context, Registry& regist
   auto options = std::make_shared<MidpointOptions>();
   CLI::App* command = app.add_subcommand("midpoint", "print the commit git bisect would test next (offline)");
   command->add_option("--repo", options->repo, "repository directory (default: .)");
-  command->add_option("--good", options->goods, "a good revision (repeatable)")
-    ->required()
-    ->allow_extra_args(false);
+  command->add_option("--good", options->goods, "a good revision (repeatable)")->required()->allow_extra_args(false);
   command->add_option("--bad", options->bad, "the bad revision")->required();
   command->add_flag("--json", options->json, "print sha, weight, total and quality as JSON");
   registry.add(command, [&context, options] { return midpoint(context, *options); });

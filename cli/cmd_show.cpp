@@ -233,8 +233,7 @@ void register_show_commands(CLI::App& app, Context& context, Registry& registry)
   registry.add(show_command, [&context, show_options] { return show(context, *show_options); });
 
   auto report_options = std::make_shared<IdOptions>();
-  CLI::App* report_command =
-    add_id_command(app, "report", "print the report mail of a bisection", *report_options);
+  CLI::App* report_command = add_id_command(app, "report", "print the report mail of a bisection", *report_options);
   registry.add(report_command, [&context, report_options] { return report(context, *report_options); });
 }
 

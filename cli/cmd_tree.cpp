@@ -27,9 +27,8 @@ Status validate_tree_add(const TreeAddOptions& options) {
   }
   for (const auto& address : options.notify) {
     // No CR/LF or other control characters: addresses end up in mail headers.
-    bool bad = address.empty() || std::any_of(address.begin(), address.end(), [](char c) {
-                 return static_cast<unsigned char>(c) < 0x20 || c == 0x7f;
-               });
+    bool bad = address.empty() || std::any_of(address.begin(), address.end(),
+                                              [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
     if (bad || address.find('@') == std::string::npos) {
       return usage_error("--notify '" + address + "': not a mail address");
     }
@@ -83,8 +82,8 @@ Status tree_add(Context& context, const TreeAddOptions& options) {
     return {};
   }
   const nlohmann::json& tree = reply.contains("tree") ? reply["tree"] : reply;
-  context.out() << "added tree " << field_text(tree, "name") << " (job " << field_text(tree, "job")
-                << ", branches " << join_array(tree, "branches") << ", heads " << heads_text(tree) << ")\n";
+  context.out() << "added tree " << field_text(tree, "name") << " (job " << field_text(tree, "job") << ", branches "
+                << join_array(tree, "branches") << ", heads " << heads_text(tree) << ")\n";
   return {};
 }
 
@@ -161,8 +160,7 @@ void register_tree_commands(CLI::App& app, Context& context, Registry& registry)
     ->required()
     ->allow_extra_args(false);
   add->add_option("--job", add_options->job_file, "job file (YAML)")->required();
-  add->add_option("--notify", add_options->notify, "mail address to notify (repeatable)")
-    ->allow_extra_args(false);
+  add->add_option("--notify", add_options->notify, "mail address to notify (repeatable)")->allow_extra_args(false);
   add->add_option("--poll-interval", add_options->poll_interval, "time between fetches: 60, 60s, 5m, 1h");
   add->add_flag("--public", add_options->is_public,
                 "mail reports to the culprit's author, trailer people and maintainers too (default: private, "
@@ -180,9 +178,8 @@ void register_tree_commands(CLI::App& app, Context& context, Registry& registry)
   CLI::App* remove = tree->add_subcommand("remove", "stop watching a tree (its results stay)");
   remove->add_option("NAME", *remove_name, "tree name")->required();
   remove->add_flag("--json", *remove_json, "print the daemon's JSON reply");
-  registry.add(remove, [&context, remove_name, remove_json] {
-    return tree_remove(context, *remove_name, *remove_json);
-  });
+  registry.add(remove,
+               [&context, remove_name, remove_json] { return tree_remove(context, *remove_name, *remove_json); });
 }
 
 } // namespace bisectd::cli

@@ -19,7 +19,7 @@ struct TreeAddOptions {
   std::string job_file;
   std::vector<std::string> notify;
   std::optional<std::string> poll_interval; // "60s", "5m", "1h" or bare seconds
-  bool is_public = false; // mail culprits' authors and trailer people too, not only the notify list
+  bool is_public = false;                   // mail culprits' authors and trailer people too, not only the notify list
   bool json = false;
 };
 

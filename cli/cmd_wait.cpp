@@ -2,7 +2,6 @@
 
 #include "base/clock.hpp"
 #include "base/strings.hpp"
-
 #include "cli/exit_codes.hpp"
 #include "cli/format.hpp"
 #include "cli/interrupt.hpp"
@@ -67,8 +66,8 @@ Status finished(Context& context, const nlohmann::json& bisection, long long id,
     context.print_json(bisection);
   } else if (state == "found") {
     std::string subject = field_text(bisection, "culprit_subject");
-    context.out() << "found " << field_text(bisection, "culprit") << (subject == "-" ? "" : " " + subject)
-                  << " (P " << format_probability(field_number(bisection, "p_culprit")) << ")\n";
+    context.out() << "found " << field_text(bisection, "culprit") << (subject == "-" ? "" : " " + subject) << " (P "
+                  << format_probability(field_number(bisection, "p_culprit")) << ")\n";
   }
   if (state == "found") {
     return {};
@@ -133,9 +132,7 @@ std::size_t tested_count(const nlohmann::json& bisection) {
 
 namespace {
 
-bool is_open(const std::string& state) {
-  return state == "queued" || state == "building" || state == "running";
-}
+bool is_open(const std::string& state) { return state == "queued" || state == "building" || state == "running"; }
 
 // "searching", "verifying" or "deciding" (nothing in flight: the engine's next step is due) while running.
 std::string phase_of(const nlohmann::json& bisection, const nlohmann::json& requests) {

@@ -27,8 +27,7 @@ Result<double> json_number(const json& value, const std::string& name, const std
   return value.get<double>();
 }
 
-Result<std::vector<double>> json_samples(const json& value, const std::string& name,
-                                         const std::string& path) {
+Result<std::vector<double>> json_samples(const json& value, const std::string& name, const std::string& path) {
   if (!value.is_array()) {
     return bad_input(name, path + ": expected an array of numbers, got " + std::string(value.type_name()));
   }
@@ -198,7 +197,8 @@ public:
     auto fields = csv_fields(line);
     if (fields.size() > 4) {
       return bad_input(where, "expected 'value', 'commit,value', 'commit,value,machine' or "
-                              "'commit,value,machine,boot', found " + std::to_string(fields.size()) + " fields");
+                              "'commit,value,machine,boot', found " +
+                                std::to_string(fields.size()) + " fields");
     }
     const std::size_t value_field = fields.size() == 1 ? 0 : 1;
     auto value = parse_number(fields[value_field]);

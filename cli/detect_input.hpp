@@ -13,8 +13,8 @@
 #include "base/error.hpp"
 #include "bisect/detect.hpp"
 
-#include <string>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -23,7 +23,7 @@ namespace bisectd::cli {
 struct DetectInput {
   std::vector<bisect::SeriesPoint> points; // in input order; `id` empty when the input has no ids
   bool has_ids = false;
-  bool has_lab = false;  // some sample names its machine or boot
+  bool has_lab = false; // some sample names its machine or boot
 };
 
 // Parses `text` (the content of the file called `name`, used in errors). Errors are one line naming

@@ -4,12 +4,9 @@ namespace bisectd::cli {
 
 ExitCode exit_code_for(const Error& error) {
   switch (error.code) {
-  case ErrorCode::invalid_input:
-    return ExitCode::usage;
-  case ErrorCode::cancelled:
-    return ExitCode::interrupted;
-  default:
-    return ExitCode::failure;
+  case ErrorCode::invalid_input: return ExitCode::usage;
+  case ErrorCode::cancelled: return ExitCode::interrupted;
+  default: return ExitCode::failure;
   }
 }
 

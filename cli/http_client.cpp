@@ -31,18 +31,13 @@ size_t append_body(char* data, size_t size, size_t count, void* user) {
 }
 
 // Aborts the transfer when SIGINT arrived (curl then returns CURLE_ABORTED_BY_CALLBACK).
-int check_interrupt(void* /*user*/, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
-  return interrupted() ? 1 : 0;
-}
+int check_interrupt(void* /*user*/, curl_off_t, curl_off_t, curl_off_t, curl_off_t) { return interrupted() ? 1 : 0; }
 
 const char* method_name(HttpMethod method) {
   switch (method) {
-  case HttpMethod::post:
-    return "POST";
-  case HttpMethod::del:
-    return "DELETE";
-  default:
-    return "GET";
+  case HttpMethod::post: return "POST";
+  case HttpMethod::del: return "DELETE";
+  default: return "GET";
   }
 }
 
@@ -83,7 +78,7 @@ void set_transfer_options(CURL* h, const HttpOptions& options) {
 } // namespace
 
 HttpClient::HttpClient(std::string base_url, std::optional<std::string> token, HttpOptions options)
-  : m_base_url(std::move(base_url)), m_token(std::move(token)), m_options(options) {
+    : m_base_url(std::move(base_url)), m_token(std::move(token)), m_options(options) {
   while (!m_base_url.empty() && m_base_url.back() == '/') {
     m_base_url.pop_back();
   }

@@ -5,7 +5,7 @@
 namespace bisectd::cli {
 
 Table::Table(std::vector<std::string> headers, std::vector<Align> align)
-  : m_headers(std::move(headers)), m_align(std::move(align)) {
+    : m_headers(std::move(headers)), m_align(std::move(align)) {
   m_align.resize(m_headers.size(), Align::left);
 }
 
@@ -41,8 +41,7 @@ std::vector<std::size_t> Table::widths() const {
   return widths;
 }
 
-std::string Table::render_row(const std::vector<std::string>& cells,
-                              const std::vector<std::size_t>& widths) const {
+std::string Table::render_row(const std::vector<std::string>& cells, const std::vector<std::size_t>& widths) const {
   std::string line;
   for (std::size_t i = 0; i < cells.size(); ++i) {
     std::string pad(widths[i] - display_width(cells[i]), ' ');

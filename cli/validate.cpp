@@ -30,11 +30,10 @@ Status validate_rev(const std::string& rev, const std::string& what) {
   if (rev.empty()) {
     return usage_error(what + ": is empty");
   }
-  bool has_space_or_control = std::any_of(
-    rev.begin(), rev.end(), [](char c) { return static_cast<unsigned char>(c) <= 0x20 || c == 0x7f; });
+  bool has_space_or_control =
+    std::any_of(rev.begin(), rev.end(), [](char c) { return static_cast<unsigned char>(c) <= 0x20 || c == 0x7f; });
   if (has_space_or_control || rev.front() == '-') {
-    return usage_error(what + " '" + rev +
-                       "': not a revision (whitespace, control character or leading '-')");
+    return usage_error(what + " '" + rev + "': not a revision (whitespace, control character or leading '-')");
   }
   return {};
 }

@@ -31,7 +31,8 @@ api::LavaHooks lava_hooks(const std::vector<lab::MachineSpec>& machines) {
 } // namespace
 
 Daemon::Daemon(std::size_t machines)
-  : m_lab_pool(std::max<std::size_t>(machines, 1)), m_pool(3), m_timer(m_io), m_signals(m_io, SIGINT, SIGTERM, SIGHUP) {}
+    : m_lab_pool(std::max<std::size_t>(machines, 1)), m_pool(3), m_timer(m_io),
+      m_signals(m_io, SIGINT, SIGTERM, SIGHUP) {}
 
 Daemon::~Daemon() {
   m_lab_pool.join();
@@ -76,8 +77,8 @@ void Daemon::wake() {
 void Daemon::wire_rooms(const std::string& token) {
   auto& store = *m_store;
   Wake wake = [this] { this->wake(); };
-  m_visits = std::make_unique<run::VisitRunner>(store, store, *m_jobs, *m_builds, m_costs,
-                                                m_config.data_dir, m_stopping, wake);
+  m_visits =
+    std::make_unique<run::VisitRunner>(store, store, *m_jobs, *m_builds, m_costs, m_config.data_dir, m_stopping, wake);
   m_visits->set_quarantine(m_quarantine.get());
   m_placement = std::make_unique<run::PlacementWatch>(m_config.placement_timeout);
   m_series = std::make_unique<watch::SeriesReader>(*m_repos, store, store);
@@ -88,21 +89,32 @@ void Daemon::wire_rooms(const std::string& token) {
   m_reporter = std::make_unique<reporting::MailReporter>(
     store, *m_repos, *m_machines,
     reporting::MailIdentity{m_config.mail_from, m_config.reported_by, m_config.archive_url, m_config.max_recipients});
-  m_bisections = std::make_unique<bisection::Driver>(
-    bisection::DriverStores{store, store, store, store},
-    bisection::DriverParts{*m_repos, *m_jobs, *m_machines, *m_priors, *m_equivalence, m_prebuilder.get(), *m_verifier,
-                           *m_reporter},
-    wake);
+  m_bisections = std::make_unique<bisection::Driver>(bisection::DriverStores{store, store, store, store},
+                                                     bisection::DriverParts{*m_repos, *m_jobs, *m_machines, *m_priors,
+                                                                            *m_equivalence, m_prebuilder.get(),
+                                                                            *m_verifier, *m_reporter},
+                                                     wake);
   watch::WatchStores watch_stores{store, store, store, store, store};
-  m_confirmation = std::make_unique<watch::Confirmation>(watch_stores, *m_series, *m_jobs, *m_machines,
-                                                         *m_bisections, m_config.confirm_runs);
+  m_confirmation = std::make_unique<watch::Confirmation>(watch_stores, *m_series, *m_jobs, *m_machines, *m_bisections,
+                                                         m_config.confirm_runs);
   m_watcher = std::make_unique<watch::Watcher>(watch_stores, *m_repos, *m_series, *m_jobs, *m_confirmation,
                                                m_config.poll_interval);
   m_outbox = std::make_unique<mail::Outbox>(store, m_config.mail);
   m_outbox->recover_interrupted();
-  api::ApiContext api_context{store, store, store, store, store, *m_repos, *m_jobs, *m_machines,
-                              *m_bisections, wake, m_config.configs_dir, m_config.poll_interval,
-                              m_config.data_dir, m_started_at};
+  api::ApiContext api_context{store,
+                              store,
+                              store,
+                              store,
+                              store,
+                              *m_repos,
+                              *m_jobs,
+                              *m_machines,
+                              *m_bisections,
+                              wake,
+                              m_config.configs_dir,
+                              m_config.poll_interval,
+                              m_config.data_dir,
+                              m_started_at};
   api_context.release_machine = [this, wake](const std::string& name) -> Result<bool> {
     if (m_machines->slot_of(name) < 0) {
       return make_error(ErrorCode::not_found, "no machine named '" + name + "'");
@@ -204,12 +216,12 @@ void Daemon::tick() {
     void (Daemon::*run)();
   };
   static constexpr std::array k_steps{
-    Step{"poll trees", &Daemon::poll_trees},          // fetch due trees on the pool; record new heads
-    Step{"watch", &Daemon::advance_watch},            // measure heads, compare, confirm, open bisections
-    Step{"bisect", &Daemon::advance_bisections},      // recompute each bisection's step, queue its picks or finish
-    Step{"dispatch", &Daemon::dispatch},              // hand queued requests to idle machines
-    Step{"placement", &Daemon::fail_unplaceable},     // give up on requests no machine can take, naming why
-    Step{"mail", &Daemon::send_mail},                 // deliver due mail on the pool
+    Step{"poll trees", &Daemon::poll_trees},      // fetch due trees on the pool; record new heads
+    Step{"watch", &Daemon::advance_watch},        // measure heads, compare, confirm, open bisections
+    Step{"bisect", &Daemon::advance_bisections},  // recompute each bisection's step, queue its picks or finish
+    Step{"dispatch", &Daemon::dispatch},          // hand queued requests to idle machines
+    Step{"placement", &Daemon::fail_unplaceable}, // give up on requests no machine can take, naming why
+    Step{"mail", &Daemon::send_mail},             // deliver due mail on the pool
   };
   for (const auto& step : k_steps) {
     try {

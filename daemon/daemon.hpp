@@ -100,9 +100,9 @@ private:
   std::unique_ptr<api::Api> m_api;
   std::unique_ptr<api::HttpServer> m_http;
 
-  std::set<std::string> m_fetching;    // trees being fetched
+  std::set<std::string> m_fetching; // trees being fetched
   bool m_mail_busy = false;
-  int m_running_visits = 0;            // visits running on the lab pool
+  int m_running_visits = 0;                // visits running on the lab pool
   std::int64_t m_placement_checked_at = 0; // unix seconds of the last look for requests no machine can take
   bool m_tick_pending = false;
 };

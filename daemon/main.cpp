@@ -9,10 +9,11 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
-#include <cstdlib>
 #include <sys/stat.h>
 #include <sys/utsname.h>
 #include <unistd.h>
+
+#include <cstdlib>
 
 namespace {
 
@@ -120,7 +121,8 @@ int main(int argc, char** argv) {
   app.add_option("--lab", o.lab, "lab file with the machines (default: one local machine)");
   app.add_option("--mail", o.mail, "mail transport: mbox:PATH, smtp://HOST:PORT or sendmail[:PATH]");
   app.add_option("--configs-dir", o.configs_dir, "where job-relative paths fall back to");
-  app.add_option("--poll-interval", o.poll_interval, "time between fetches of each tree (60s, 5m, 1h; a bare number is seconds)");
+  app.add_option("--poll-interval", o.poll_interval,
+                 "time between fetches of each tree (60s, 5m, 1h; a bare number is seconds)");
   app.add_flag("-v,--verbose", o.verbose, "debug logging");
   app.set_version_flag("--version", BISECTD_VERSION);
   try {

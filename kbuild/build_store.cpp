@@ -3,9 +3,10 @@
 #include "base/fs.hpp"
 #include "base/strings.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <charconv>
 #include <map>
-#include <spdlog/spdlog.h>
 
 namespace bisectd::kbuild {
 

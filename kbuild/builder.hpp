@@ -24,10 +24,10 @@ struct Recipe {
   std::vector<std::string> command;
   std::vector<std::string> artifacts;
   // recipe `kernel`
-  std::string config;                      // a make target (tinyconfig, defconfig) or an absolute config file
-  std::filesystem::path fragment;          // merged on top, then olddefconfig; may be empty
-  std::vector<std::string> extra_options;  // extra fragment lines, e.g. CONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B=y
-  std::string kcflags;                     // KCFLAGS, e.g. -falign-functions=64
+  std::string config;                     // a make target (tinyconfig, defconfig) or an absolute config file
+  std::filesystem::path fragment;         // merged on top, then olddefconfig; may be empty
+  std::vector<std::string> extra_options; // extra fragment lines, e.g. CONFIG_DEBUG_FORCE_FUNCTION_ALIGN_64B=y
+  std::string kcflags;                    // KCFLAGS, e.g. -falign-functions=64
   std::string arch = "x86_64";
   bool modules = false;
 
@@ -36,12 +36,12 @@ struct Recipe {
 };
 
 struct BuildRequest {
-  std::string tree;                   // tree name: one kernel build dir per (tree, recipe hash)
-  std::string commit;                 // full sha; the worktree is already checked out at it
+  std::string tree;   // tree name: one kernel build dir per (tree, recipe hash)
+  std::string commit; // full sha; the worktree is already checked out at it
   std::filesystem::path worktree;
   Recipe recipe;
   const std::atomic<bool>* cancel = nullptr;
-  bool background = false;            // speculative (a prebuild): run the compiler at idle CPU priority
+  bool background = false; // speculative (a prebuild): run the compiler at idle CPU priority
 };
 
 enum class BuildOutcome {

@@ -5,8 +5,9 @@
 #include "base/strings.hpp"
 #include "kbuild/fingerprint.hpp"
 
-#include <fstream>
 #include <spdlog/spdlog.h>
+
+#include <fstream>
 
 namespace bisectd::kbuild {
 
@@ -72,8 +73,8 @@ base::Command make_command(const BuildRequest& request, const fs::path& log) {
 
 // Runs the build command; sets outcome and message unless it exited 0.
 Status run_command(const BuildRequest& request, BuildResult& result) {
-  auto header = "# bisectd build of " + request.commit + ": " + base::describe_argv(request.recipe.command) +
-                " (in " + request.worktree.string() + ")\n";
+  auto header = "# bisectd build of " + request.commit + ": " + base::describe_argv(request.recipe.command) + " (in " +
+                request.worktree.string() + ")\n";
   BISECTD_TRY(base::write_file_atomic(result.log_path, header));
   auto cmd = make_command(request, result.log_path);
   spdlog::debug("build {}: running {} in {}", base::short_sha(request.commit), base::describe_argv(cmd.argv),
@@ -92,15 +93,14 @@ Status run_command(const BuildRequest& request, BuildResult& result) {
   } else if (status->code != 0) {
     result.outcome = BuildOutcome::failed;
     auto last = last_log_line(result.log_path);
-    result.message = last.empty() || base::starts_with(last, "# bisectd build of") ? "build " + status->describe()
-                                                                                   : last;
+    result.message =
+      last.empty() || base::starts_with(last, "# bisectd build of") ? "build " + status->describe() : last;
   }
   return {};
 }
 
 // Copies one artifact (file or directory) from the worktree into `into`, keeping its relative path.
-Status copy_artifact(const fs::path& worktree, const std::string& artifact, const fs::path& into,
-                     BuildResult& result) {
+Status copy_artifact(const fs::path& worktree, const std::string& artifact, const fs::path& into, BuildResult& result) {
   auto from = worktree / artifact;
   std::error_code ec;
   if (!fs::exists(fs::symlink_status(from, ec))) {

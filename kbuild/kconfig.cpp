@@ -55,10 +55,10 @@ Result<std::vector<KconfigOption>> parse_fragment(std::string_view text, std::st
       options.push_back(std::move(*option));
     } else if (!line.empty() && line.front() != '#') {
       return make_error(ErrorCode::invalid_config, std::string(source) + ":" + std::to_string(number) +
-                                                       ": not a kconfig option line: " + std::string(line));
+                                                     ": not a kconfig option line: " + std::string(line));
     } else if (base::starts_with(line, "# CONFIG_") && base::ends_with(line, k_not_set_suffix)) {
-      return make_error(ErrorCode::invalid_config, std::string(source) + ":" + std::to_string(number) +
-                                                       ": bad option name: " + std::string(line));
+      return make_error(ErrorCode::invalid_config,
+                        std::string(source) + ":" + std::to_string(number) + ": bad option name: " + std::string(line));
     }
   }
   return options;

@@ -10,11 +10,13 @@
 #include "kbuild/kernel_make.hpp"
 #include "kbuild/relevance.hpp"
 
-#include <fcntl.h>
 #include <spdlog/spdlog.h>
+
+#include <fcntl.h>
 #include <sys/file.h>
-#include <thread>
 #include <unistd.h>
+
+#include <thread>
 #include <utility>
 
 namespace bisectd::kbuild {
@@ -204,10 +206,9 @@ Status collect_artifacts(const KernelMake& make, const Recipe& recipe, const fs:
                          const std::string& release, std::string& fingerprint) {
   BISECTD_TRY_ASSIGN(auto arch, kernel_arch(recipe.arch));
   BISECTD_TRY(base::make_dirs(artifacts));
-  std::vector<std::pair<fs::path, std::string>> files{
-    {make.objdir / arch.image_path, std::string(arch.image_target)},
-    {make.objdir / ".config", "config"},
-    {make.objdir / "System.map", "System.map"}};
+  std::vector<std::pair<fs::path, std::string>> files{{make.objdir / arch.image_path, std::string(arch.image_target)},
+                                                      {make.objdir / ".config", "config"},
+                                                      {make.objdir / "System.map", "System.map"}};
   for (const auto& [from, name] : files) {
     std::error_code ec;
     fs::copy_file(from, artifacts / name, fs::copy_options::overwrite_existing, ec);
@@ -277,10 +278,10 @@ Status record_used_sources(const fs::path& objdir, const fs::path& srctree, cons
 } // namespace
 
 KernelBuilder::KernelBuilder(BuildStore& store, fs::path build_root)
-  : m_store(store), m_build_root(std::move(build_root)) {}
+    : m_store(store), m_build_root(std::move(build_root)) {}
 
 fs::path KernelBuilder::build_dir_for(const std::string& tree, const std::string& recipe_hash,
-                                     const fs::path& worktree) const {
+                                      const fs::path& worktree) const {
   std::error_code ec;
   auto source = fs::weakly_canonical(worktree, ec);
   auto path_hash = base::hash_hex((ec ? worktree : source).string()).substr(0, 8);
@@ -330,8 +331,8 @@ Result<BuildResult> KernelBuilder::build_locked(const BuildRequest& request, con
   auto objdir = build_dir_for(request.tree, hash, srctree);
   auto make = make_settings(request, srctree, objdir, result.log_path, started);
   BISECTD_TRY(base::write_file_atomic(result.log_path, "# bisectd kernel build of " + request.commit + " (tree " +
-                                                           request.tree + ", recipe " + hash + ") in " +
-                                                           objdir.string() + "\n"));
+                                                         request.tree + ", recipe " + hash + ") in " + objdir.string() +
+                                                         "\n"));
   BISECTD_TRY(claim_objdir(objdir, srctree, result.log_path));
   spdlog::info("kbuild {}: building {} in {}", request.tree, base::short_sha(request.commit), objdir.string());
   BISECTD_TRY_ASSIGN(auto step, configure(make, recipe, wanted));

@@ -14,16 +14,14 @@ constexpr std::size_t k_message_limit = 300;
 
 // Log lines that mean the host failed, not the commit (gcc reports OOM kills as "Killed signal").
 constexpr std::array<std::string_view, 6> k_infra_markers{
-  "No space left on device", "Disk quota exceeded", "Cannot allocate memory",
-  "virtual memory exhausted", "Killed signal terminated program", "out of memory allocating"};
+  "No space left on device",          "Disk quota exceeded",     "Cannot allocate memory", "virtual memory exhausted",
+  "Killed signal terminated program", "out of memory allocating"};
 
 // Markers of the first real error line, in the order compilers and make print them.
-constexpr std::array<std::string_view, 5> k_error_markers{
-  ": error: ", ": fatal error: ", ": undefined reference to ", "*** No rule to make target", "Error: "};
+constexpr std::array<std::string_view, 5> k_error_markers{": error: ", ": fatal error: ", ": undefined reference to ",
+                                                          "*** No rule to make target", "Error: "};
 
-std::string shorten(std::string_view line) {
-  return std::string(base::trim(line).substr(0, k_message_limit));
-}
+std::string shorten(std::string_view line) { return std::string(base::trim(line).substr(0, k_message_limit)); }
 
 } // namespace
 

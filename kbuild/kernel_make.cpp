@@ -4,9 +4,10 @@
 
 #include "base/strings.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <array>
 #include <fstream>
-#include <spdlog/spdlog.h>
 
 namespace bisectd::kbuild {
 
@@ -71,13 +72,19 @@ Result<KernelArch> kernel_arch(std::string_view arch) {
     }
   }
   return make_error(ErrorCode::invalid_config, "build.arch: '" + std::string(arch) +
-                                                   "' is not supported by the kernel recipe (x86_64, x86, i386)");
+                                                 "' is not supported by the kernel recipe (x86_64, x86, i386)");
 }
 
 std::vector<std::string> make_argv(const KernelMake& make, const std::vector<std::string>& targets, int jobs) {
-  std::vector<std::string> argv{"make", "-C", make.worktree.string(), "O=" + make.objdir.string(),
-                                "ARCH=" + make.arch, "CC=" + make.compiler, "HOSTCC=gcc",
-                                "LOCALVERSION=" + make.localversion, "KBUILD_BUILD_USER=bisectd",
+  std::vector<std::string> argv{"make",
+                                "-C",
+                                make.worktree.string(),
+                                "O=" + make.objdir.string(),
+                                "ARCH=" + make.arch,
+                                "CC=" + make.compiler,
+                                "HOSTCC=gcc",
+                                "LOCALVERSION=" + make.localversion,
+                                "KBUILD_BUILD_USER=bisectd",
                                 "KBUILD_BUILD_HOST=bisectd",
                                 "KBUILD_BUILD_TIMESTAMP=" + std::string(k_build_timestamp),
                                 "KBUILD_BUILD_VERSION=" + std::string(k_build_version)};

@@ -16,24 +16,24 @@
 namespace bisectd::kbuild {
 
 struct KernelMake {
-  std::filesystem::path worktree;                  // the kernel source (srctree), checked out at the commit
-  std::filesystem::path objdir;                    // O=: reused across commits of one (tree, recipe hash)
+  std::filesystem::path worktree; // the kernel source (srctree), checked out at the commit
+  std::filesystem::path objdir;   // O=: reused across commits of one (tree, recipe hash)
   std::string arch = "x86_64";
-  std::string compiler = "gcc";                    // "ccache gcc" when ccache is installed
-  std::string localversion;                        // "-g<sha12>": appended to the release by setlocalversion
-  std::string kcflags;                             // KCFLAGS=, omitted when empty
-  std::map<std::string, std::string> env;          // recipe env + ccache settings
-  std::filesystem::path log;                       // make's output is appended here
-  std::chrono::steady_clock::time_point deadline;  // the recipe timeout, for all calls together
+  std::string compiler = "gcc";                   // "ccache gcc" when ccache is installed
+  std::string localversion;                       // "-g<sha12>": appended to the release by setlocalversion
+  std::string kcflags;                            // KCFLAGS=, omitted when empty
+  std::map<std::string, std::string> env;         // recipe env + ccache settings
+  std::filesystem::path log;                      // make's output is appended here
+  std::chrono::steady_clock::time_point deadline; // the recipe timeout, for all calls together
   const std::atomic<bool>* cancel = nullptr;
-  bool idle_priority = false;                      // a background build: SCHED_IDLE (base::Command)
+  bool idle_priority = false; // a background build: SCHED_IDLE (base::Command)
 };
 
 // What an ARCH builds and where the boot image lands.
 struct KernelArch {
   std::string_view arch;
-  std::string_view image_target;  // bzImage
-  std::string_view image_path;    // arch/x86/boot/bzImage, relative to objdir
+  std::string_view image_target; // bzImage
+  std::string_view image_path;   // arch/x86/boot/bzImage, relative to objdir
 };
 
 // The table entry of `arch`; error (invalid_config) for an architecture the builder does not know.

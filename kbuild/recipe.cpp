@@ -2,10 +2,9 @@
 // Every field is written length-prefixed, so ("ab","c") and ("a","bc") never hash alike. The timeout is
 // left out on purpose: it changes whether a build finishes, not what it produces.
 
-#include "kbuild/builder.hpp"
-
 #include "base/fs.hpp"
 #include "base/hash.hpp"
+#include "kbuild/builder.hpp"
 
 namespace bisectd::kbuild {
 
@@ -36,9 +35,7 @@ private:
   std::string m_text;
 };
 
-std::string_view kind_name(RecipeKind kind) {
-  return kind == RecipeKind::kernel ? "kernel" : "command";
-}
+std::string_view kind_name(RecipeKind kind) { return kind == RecipeKind::kernel ? "kernel" : "command"; }
 
 // The content of a file the recipe names; its path alone says nothing about the output.
 Result<std::string> file_content(std::string_view field, const std::filesystem::path& path) {

@@ -20,8 +20,8 @@ namespace {
 
 // Line starts (after the printk timestamp) that mean the kernel crashed or is about to.
 constexpr std::array<std::string_view, 8> k_crash_starts{
-  "Kernel panic - not syncing", "Oops:", "BUG: ", "kernel BUG at", "general protection fault",
-  "double fault", "Kernel Offset:", "---[ end Kernel panic"};
+  "Kernel panic - not syncing", "Oops:",        "BUG: ",          "kernel BUG at",
+  "general protection fault",   "double fault", "Kernel Offset:", "---[ end Kernel panic"};
 constexpr std::string_view k_banner = "Linux version ";
 
 // "[    1.234567] rest" → "rest"; other lines unchanged. Sets `is_kernel` when a timestamp was found.

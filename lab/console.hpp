@@ -23,18 +23,18 @@ inline constexpr std::string_view k_done_marker = "BISECTD-DONE";
 
 struct ConsoleRun {
   int index = 0;
-  std::string output;   // the run's lines, kernel (printk) lines left out
-  bool ended = false;   // its end marker was seen
+  std::string output; // the run's lines, kernel (printk) lines left out
+  bool ended = false; // its end marker was seen
   int exit_code = -1;
-  double seconds = 0;   // guest uptime between the markers
+  double seconds = 0; // guest uptime between the markers
 };
 
 struct ConsoleLog {
-  bool booted = false;            // the boot marker was seen
-  std::string release;            // the `uname -r` printed with it
+  bool booted = false; // the boot marker was seen
+  std::string release; // the `uname -r` printed with it
   std::vector<ConsoleRun> runs;
-  bool done = false;              // the final marker was seen
-  std::string crash;              // the first line saying the kernel crashed, empty if none
+  bool done = false; // the final marker was seen
+  std::string crash; // the first line saying the kernel crashed, empty if none
 };
 
 // Parses a console log (complete or still growing). Never fails: unknown lines are ignored.

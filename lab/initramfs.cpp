@@ -7,10 +7,11 @@
 #include "base/process.hpp"
 #include "base/strings.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <array>
 #include <cctype>
 #include <cstdio>
-#include <spdlog/spdlog.h>
 
 namespace bisectd::lab {
 
@@ -32,8 +33,8 @@ void pad4(std::string& out) {
 void append_entry(std::string& out, unsigned inode, unsigned mode, unsigned nlink, const std::string& name,
                   const std::string& data) {
   char header[111];
-  std::snprintf(header, sizeof header, "070701%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X", inode, mode,
-                0U, 0U, nlink, 0U, static_cast<unsigned>(data.size()), 0U, 0U, 0U, 0U,
+  std::snprintf(header, sizeof header, "070701%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X%08X", inode, mode, 0U,
+                0U, nlink, 0U, static_cast<unsigned>(data.size()), 0U, 0U, 0U, 0U,
                 static_cast<unsigned>(name.size() + 1), 0U);
   out.append(header, 110);
   out += name;
@@ -45,12 +46,9 @@ void append_entry(std::string& out, unsigned inode, unsigned mode, unsigned nlin
 
 unsigned type_bits(CpioEntry::Kind kind) {
   switch (kind) {
-  case CpioEntry::Kind::directory:
-    return k_type_directory;
-  case CpioEntry::Kind::symlink:
-    return k_type_symlink;
-  case CpioEntry::Kind::file:
-    break;
+  case CpioEntry::Kind::directory: return k_type_directory;
+  case CpioEntry::Kind::symlink: return k_type_symlink;
+  case CpioEntry::Kind::file: break;
   }
   return k_type_file;
 }
@@ -127,8 +125,8 @@ reboot -f
 Result<std::vector<CpioEntry>> base_entries(const InitramfsInputs& inputs) {
   using Kind = CpioEntry::Kind;
   std::vector<CpioEntry> entries;
-  for (const char* dir : {"bin", "sbin", "usr", "usr/bin", "usr/sbin", "usr/local", "usr/local/bin", "proc",
-                          "sys", "dev", "tmp", "root", "bisectd"}) {
+  for (const char* dir : {"bin", "sbin", "usr", "usr/bin", "usr/sbin", "usr/local", "usr/local/bin", "proc", "sys",
+                          "dev", "tmp", "root", "bisectd"}) {
     entries.push_back({dir, Kind::directory, 0755, ""});
   }
   entries.push_back({"init", Kind::file, 0755, init_script()});

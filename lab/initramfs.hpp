@@ -19,10 +19,10 @@ namespace bisectd::lab {
 
 struct CpioEntry {
   enum class Kind { directory, file, symlink };
-  std::string path;   // inside the archive, without a leading '/': "bin/busybox"
+  std::string path; // inside the archive, without a leading '/': "bin/busybox"
   Kind kind = Kind::file;
-  unsigned mode = 0644;  // permission bits only
-  std::string data;   // file content, or the symlink target
+  unsigned mode = 0644; // permission bits only
+  std::string data;     // file content, or the symlink target
 };
 
 // A newc ("070701") cpio archive of `entries` plus the TRAILER!!! entry. Deterministic: uid/gid 0,
@@ -33,8 +33,8 @@ std::string make_cpio(const std::vector<CpioEntry>& entries);
 std::string init_script();
 
 struct InitramfsInputs {
-  std::filesystem::path busybox = "/bin/busybox";        // must be static
-  std::vector<std::filesystem::path> programs;           // put into /usr/local/bin under their file names
+  std::filesystem::path busybox = "/bin/busybox"; // must be static
+  std::vector<std::filesystem::path> programs;    // put into /usr/local/bin under their file names
 };
 
 // The entries of the base image: directories, /init, bin/busybox (+ bin/sh link) and the programs.

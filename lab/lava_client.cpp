@@ -32,7 +32,7 @@ struct CurlHandle {
 class CurlLavaHttp final : public LavaHttp {
 public:
   CurlLavaHttp(std::string url, std::string token, std::chrono::seconds timeout)
-    : m_url(std::move(url)), m_token(std::move(token)), m_timeout(timeout) {
+      : m_url(std::move(url)), m_token(std::move(token)), m_timeout(timeout) {
     static std::once_flag k_init;
     std::call_once(k_init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   }

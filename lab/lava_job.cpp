@@ -1,4 +1,5 @@
-// Backend `lava`: settings, the job definition, the job state and the verdict (see lava_job.hpp; its log: lava_log.cpp).
+// Backend `lava`: settings, the job definition, the job state and the verdict (see lava_job.hpp; its log:
+// lava_log.cpp).
 
 #include "lab/lava_job.hpp"
 
@@ -16,9 +17,9 @@ namespace {
 using json = nlohmann::json;
 using namespace std::chrono_literals;
 
-const std::set<std::string> k_known_keys{"url",       "token_file", "device_type", "tags",         "priority",
-                                         "visibility", "timeouts",  "job_template", "artifact_url", "publish_dir",
-                                         "callback",  "append",     "bench_dir",    "busybox",      "cache_dir"};
+const std::set<std::string> k_known_keys{"url",        "token_file", "device_type",  "tags",         "priority",
+                                         "visibility", "timeouts",   "job_template", "artifact_url", "publish_dir",
+                                         "callback",   "append",     "bench_dir",    "busybox",      "cache_dir"};
 const std::set<std::string> k_timeout_keys{"job", "deploy", "boot", "connection", "queue", "unreachable"};
 
 // The built-in definition: bzImage + initramfs to tmpfs, a QEMU boot up to the kernel starting /init, and a
@@ -85,8 +86,7 @@ std::string notify_block(const LavaSettings& settings) {
   }
   return "notify:\n  criteria: {status: finished}\n  callbacks:\n  - {url: " +
          yaml_quote(settings.callback_url + "/{ID}") + ", method: POST, dataset: minimal, content-type: json" +
-         (settings.callback_token_name.empty() ? "" : ", token: " + yaml_quote(settings.callback_token_name)) +
-         "}\n";
+         (settings.callback_token_name.empty() ? "" : ", token: " + yaml_quote(settings.callback_token_name)) + "}\n";
 }
 
 std::map<std::string, std::string> template_values(const LavaSettings& settings, const LavaJobInputs& inputs) {
@@ -124,8 +124,9 @@ std::map<std::string, std::string> template_values(const LavaSettings& settings,
     {"boot_prompt", yaml_quote("Run /init as init process")},
     {"monitor_start", yaml_quote(std::string(k_boot_marker))},
     {"monitor_end", yaml_quote(std::string(k_done_marker))},
-    {"monitor_pattern", yaml_quote("(?P<test_case_id>" + regex_escape(inputs.primary.empty() ? "\\S+" : inputs.primary) +
-                                   "): (?P<measurement>[-+]?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?)")},
+    {"monitor_pattern",
+     yaml_quote("(?P<test_case_id>" + regex_escape(inputs.primary.empty() ? "\\S+" : inputs.primary) +
+                "): (?P<measurement>[-+]?[0-9]+(\\.[0-9]+)?([eE][-+]?[0-9]+)?)")},
   };
 }
 
@@ -186,14 +187,17 @@ void read_urls(SettingsReader& r, LavaSettings& settings) {
       r.error("callback." + key, "unknown key (known: url, token, secret_file)");
     }
   }
-  if (!settings.callback_url.empty() && (settings.callback_token_name.empty() || settings.callback_secret_file.empty())) {
+  if (!settings.callback_url.empty() &&
+      (settings.callback_token_name.empty() || settings.callback_secret_file.empty())) {
     r.error("callback.url", "needs callback.token (the LAVA token's description) and callback.secret_file");
   }
 }
 
 } // namespace
 
-std::string yaml_quote(const std::string& text) { return json(text).dump(-1, ' ', false, json::error_handler_t::replace); }
+std::string yaml_quote(const std::string& text) {
+  return json(text).dump(-1, ' ', false, json::error_handler_t::replace);
+}
 
 Result<LavaSettings> parse_lava_settings(const MachineSpec& spec) {
   LavaSettings settings;
@@ -278,7 +282,6 @@ Result<LavaJobStatus> parse_lava_job(const std::string& text) {
   return LavaJobStatus{str("state"), str("health"), str("actual_device"), str("failure_comment")};
 }
 
-
 VisitResult judge_lava_job(const LavaJobStatus& status, const std::string& console, const std::string& error_type,
                            const std::string& kernel_release) {
   VisitResult result;
@@ -304,8 +307,8 @@ VisitResult judge_lava_job(const LavaJobStatus& status, const std::string& conso
     return fail(VisitOutcome::boot_failed, failure + why);
   }
   if (!log.done) {
-    return fail(VisitOutcome::infra, "the LAVA job ended " + status.health + " during run " +
-                                         std::to_string(log.runs.size()) + why);
+    return fail(VisitOutcome::infra,
+                "the LAVA job ended " + status.health + " during run " + std::to_string(log.runs.size()) + why);
   }
   return result;
 }

@@ -17,21 +17,21 @@
 namespace bisectd::lab {
 
 struct LavaSettings {
-  std::string url;                                // settings.url: http://lava.example:8000 (no /api)
-  std::filesystem::path token_file;               // settings.token_file: the REST token (first line)
-  std::string token;                              // read from token_file by create()
-  std::string device_type;                        // settings.device_type
-  std::vector<std::string> tags;                  // settings.tags: device tags the job requires
-  std::string priority = "medium";                // settings.priority: high | medium | low | 0..100
-  std::string visibility = "public";              // settings.visibility: public | personal
-  std::chrono::seconds job_timeout{0};            // settings.timeouts.job (0: computed from the visit)
-  std::chrono::seconds deploy_timeout{180};       // settings.timeouts.deploy
-  std::chrono::seconds boot_timeout{180};         // settings.timeouts.boot: kernel start → boot marker
-  std::chrono::seconds connection_timeout{120};   // settings.timeouts.connection
-  std::chrono::seconds queue_timeout{1800};       // settings.timeouts.queue: longest wait before it runs
-  std::chrono::seconds unreachable_timeout{300};  // settings.timeouts.unreachable: LAVA down for this long
-  std::filesystem::path job_template;             // settings.job_template: replaces the built-in definition
-  std::string job_template_text;                  // its text, read by create()
+  std::string url;                               // settings.url: http://lava.example:8000 (no /api)
+  std::filesystem::path token_file;              // settings.token_file: the REST token (first line)
+  std::string token;                             // read from token_file by create()
+  std::string device_type;                       // settings.device_type
+  std::vector<std::string> tags;                 // settings.tags: device tags the job requires
+  std::string priority = "medium";               // settings.priority: high | medium | low | 0..100
+  std::string visibility = "public";             // settings.visibility: public | personal
+  std::chrono::seconds job_timeout{0};           // settings.timeouts.job (0: computed from the visit)
+  std::chrono::seconds deploy_timeout{180};      // settings.timeouts.deploy
+  std::chrono::seconds boot_timeout{180};        // settings.timeouts.boot: kernel start → boot marker
+  std::chrono::seconds connection_timeout{120};  // settings.timeouts.connection
+  std::chrono::seconds queue_timeout{1800};      // settings.timeouts.queue: longest wait before it runs
+  std::chrono::seconds unreachable_timeout{300}; // settings.timeouts.unreachable: LAVA down for this long
+  std::filesystem::path job_template;            // settings.job_template: replaces the built-in definition
+  std::string job_template_text;                 // its text, read by create()
   // settings.artifact_url: how the dispatcher fetches kernel and initramfs. "file://" (default): the paths on
   // this host; "http://host:port/PREFIX": files published under settings.publish_dir/<secret>/ and fetched from
   // PREFIX/<secret>/ (bisectd's API serves publish_dir read-only).
@@ -56,12 +56,12 @@ struct LavaJobInputs {
   std::string ramdisk_url;
   std::string commit;
   std::string kernel_release;
-  std::string primary;                            // the metric the monitor reports as a test case
+  std::string primary; // the metric the monitor reports as a test case
   int runs = 1;
   std::chrono::seconds run_timeout{60};
   int cpus = 1;
   int memory_mb = 512;
-  std::map<std::string, std::string> metadata;    // commit, build, request, bisection...
+  std::map<std::string, std::string> metadata; // commit, build, request, bisection...
 };
 
 // The kernel command line of a LAVA visit.
@@ -78,9 +78,9 @@ std::string yaml_quote(const std::string& text);
 
 // The job as GET jobs/<id>/ describes it.
 struct LavaJobStatus {
-  std::string state;            // Submitted Scheduling Scheduled Running Canceling Finished
-  std::string health;           // Unknown Complete Incomplete Canceled
-  std::string device;           // actual_device
+  std::string state;  // Submitted Scheduling Scheduled Running Canceling Finished
+  std::string health; // Unknown Complete Incomplete Canceled
+  std::string device; // actual_device
   std::string failure_comment;
 };
 

@@ -1,8 +1,7 @@
 // Backend `lava`: reading LAVA's job log (YAML records, one per line) and its results (see lava_job.hpp).
 
-#include "lab/lava_job.hpp"
-
 #include "base/strings.hpp"
+#include "lab/lava_job.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -36,10 +35,24 @@ Result<std::string> parse_yaml_double_quoted(const std::string& text, std::size_
     if (++i >= text.size()) {
       break;
     }
-    static const std::map<char, std::string> k_simple{{'0', std::string(1, '\0')}, {'a', "\a"}, {'b', "\b"},
-      {'t', "\t"}, {'\t', "\t"}, {'n', "\n"}, {'v', "\v"}, {'f', "\f"}, {'r', "\r"}, {'e', "\x1b"}, {' ', " "},
-      {'"', "\""}, {'/', "/"}, {'\\', "\\"}, {'N', "\xc2\x85"}, {'_', "\xc2\xa0"}, {'L', "\xe2\x80\xa8"},
-      {'P', "\xe2\x80\xa9"}};
+    static const std::map<char, std::string> k_simple{{'0', std::string(1, '\0')},
+                                                      {'a', "\a"},
+                                                      {'b', "\b"},
+                                                      {'t', "\t"},
+                                                      {'\t', "\t"},
+                                                      {'n', "\n"},
+                                                      {'v', "\v"},
+                                                      {'f', "\f"},
+                                                      {'r', "\r"},
+                                                      {'e', "\x1b"},
+                                                      {' ', " "},
+                                                      {'"', "\""},
+                                                      {'/', "/"},
+                                                      {'\\', "\\"},
+                                                      {'N', "\xc2\x85"},
+                                                      {'_', "\xc2\xa0"},
+                                                      {'L', "\xe2\x80\xa8"},
+                                                      {'P', "\xe2\x80\xa9"}};
     if (auto simple = k_simple.find(text[i]); simple != k_simple.end()) {
       out += simple->second;
       continue;

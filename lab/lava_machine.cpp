@@ -143,8 +143,8 @@ Result<std::unique_ptr<Machine>> LavaMachine::create(const MachineSpec& spec) {
 }
 
 LavaMachine::LavaMachine(MachineSpec spec, LavaSettings settings, std::unique_ptr<LavaHttp> http, LavaPolling polling)
-  : m_spec(std::move(spec)), m_settings(std::move(settings)), m_http(std::move(http)), m_client(*m_http),
-    m_polling(polling) {}
+    : m_spec(std::move(spec)), m_settings(std::move(settings)), m_http(std::move(http)), m_client(*m_http),
+      m_polling(polling) {}
 
 std::string LavaMachine::describe() {
   if (!m_spec.description.empty()) {
@@ -264,8 +264,8 @@ Result<LavaJobStatus> LavaMachine::follow(std::int64_t id, const VisitRequest& r
       }
       if (now - last_answer > m_settings.unreachable_timeout) {
         return make_error(ErrorCode::infra, label + ": LAVA did not answer for " +
-                                                std::to_string(m_settings.unreachable_timeout.count()) +
-                                                "s: " + status.error().message);
+                                              std::to_string(m_settings.unreachable_timeout.count()) +
+                                              "s: " + status.error().message);
       }
       spdlog::debug("{}: {} (still following)", label, status.error().message);
     } else {
@@ -282,7 +282,7 @@ Result<LavaJobStatus> LavaMachine::follow(std::int64_t id, const VisitRequest& r
       if (phase == LavaPhase::waiting && now - started > m_settings.queue_timeout) {
         (void)m_client.cancel(id);
         return make_error(ErrorCode::infra, label + " still " + status->state + " after " +
-                                                std::to_string(m_settings.queue_timeout.count()) + "s: cancelled");
+                                              std::to_string(m_settings.queue_timeout.count()) + "s: cancelled");
       }
       if (phase == LavaPhase::running && !running_since) {
         running_since = now;
@@ -323,8 +323,8 @@ VisitResult LavaMachine::collect(std::int64_t id, const LavaJobStatus& status, c
       result.runs.push_back(run_result(run, request, boot_id, "lava"));
     }
   } else {
-    result.message = "LAVA job " + std::to_string(id) + (status.device.empty() ? "" : " on " + status.device) + ": " +
-                     result.message;
+    result.message =
+      "LAVA job " + std::to_string(id) + (status.device.empty() ? "" : " on " + status.device) + ": " + result.message;
   }
   result.boot_id = boot_id;
   result.console_log = console_path;
@@ -360,8 +360,8 @@ Result<VisitResult> LavaMachine::visit(const VisitRequest& request) {
       if (auto saved = request.save_handle(std::to_string(id)); !saved) {
         (void)m_client.cancel(id);
         remove_all(cleanup);
-        return infra("LAVA job " + std::to_string(id) + ": its id could not be stored (cancelled): " +
-                     saved.error().message);
+        return infra("LAVA job " + std::to_string(id) +
+                     ": its id could not be stored (cancelled): " + saved.error().message);
       }
     }
   }

@@ -25,9 +25,9 @@ namespace bisectd::lab {
 void notify_lava_job(std::int64_t id);
 
 struct LavaPolling {
-  std::chrono::milliseconds first{500};   // after submission (and after a notify)
-  std::chrono::milliseconds max{5000};    // backoff doubles up to this
-  std::chrono::seconds slots_cache{5};    // how long slots() trusts its count of idle devices
+  std::chrono::milliseconds first{500}; // after submission (and after a notify)
+  std::chrono::milliseconds max{5000};  // backoff doubles up to this
+  std::chrono::seconds slots_cache{5};  // how long slots() trusts its count of idle devices
 };
 
 // What bisectd's API serves for the lava machines among `specs`: the notify callback's secret (the content of
@@ -56,7 +56,7 @@ public:
 private:
   struct Submitted {
     std::int64_t id = 0;
-    std::vector<std::filesystem::path> cleanup;   // the initramfs, the published directory
+    std::vector<std::filesystem::path> cleanup; // the initramfs, the published directory
   };
   Result<Submitted> submit(const VisitRequest& request);
   Result<std::filesystem::path> prepare_initrd(const VisitRequest& request) const;

@@ -80,12 +80,9 @@ Result<std::unique_ptr<Machine>> LocalMachine::create(const MachineSpec& spec) {
 
 LocalMachine::LocalMachine(MachineSpec spec) : m_spec(std::move(spec)) {}
 
-std::string LocalMachine::next_boot_id() const {
-  return new_boot_id(m_spec.name);
-}
+std::string LocalMachine::next_boot_id() const { return new_boot_id(m_spec.name); }
 
-RunResult LocalMachine::run_once(const VisitRequest& request, const std::string& boot_id, int index,
-                                 bool& cancelled) {
+RunResult LocalMachine::run_once(const VisitRequest& request, const std::string& boot_id, int index, bool& cancelled) {
   RunResult run;
   run.index = index;
   run.log_path = request.log_dir / (boot_id + "-run" + std::to_string(index) + ".log");

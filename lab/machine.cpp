@@ -9,14 +9,10 @@ namespace bisectd::lab {
 
 std::string_view to_string(VisitOutcome outcome) {
   switch (outcome) {
-  case VisitOutcome::ok:
-    return "ok";
-  case VisitOutcome::boot_failed:
-    return "boot_failed";
-  case VisitOutcome::infra:
-    return "infra";
-  case VisitOutcome::cancelled:
-    return "cancelled";
+  case VisitOutcome::ok: return "ok";
+  case VisitOutcome::boot_failed: return "boot_failed";
+  case VisitOutcome::infra: return "infra";
+  case VisitOutcome::cancelled: return "cancelled";
   }
   return "?";
 }
@@ -24,8 +20,8 @@ std::string_view to_string(VisitOutcome outcome) {
 std::string new_boot_id(const std::string& machine) {
   // Process-wide, so two machines (or a re-created one) never hand out the same boot id.
   static std::atomic<unsigned long> counter{0};
-  return base::file_name_safe(machine.empty() ? "machine" : machine) + "-" + std::to_string(base::unix_now_ms()) +
-         "-" + std::to_string(counter.fetch_add(1));
+  return base::file_name_safe(machine.empty() ? "machine" : machine) + "-" + std::to_string(base::unix_now_ms()) + "-" +
+         std::to_string(counter.fetch_add(1));
 }
 
 } // namespace bisectd::lab

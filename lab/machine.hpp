@@ -7,8 +7,8 @@
 
 #include <atomic>
 #include <chrono>
-#include <functional>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -21,31 +21,31 @@ namespace bisectd::lab {
 struct MachineSpec {
   std::string name;
   std::string group;
-  std::string backend = "local";                  // local | qemu | ssh | lava
-  std::string description;                        // "88 threads 2 sockets Intel(R) Xeon(R) ..."
+  std::string backend = "local"; // local | qemu | ssh | lava
+  std::string description;       // "88 threads 2 sockets Intel(R) Xeon(R) ..."
   int cpus = 1;
   int memory_mb = 512;
-  Settings settings;                              // backend-specific keys (lab/settings.hpp)
+  Settings settings; // backend-specific keys (lab/settings.hpp)
 };
 
 enum class MetricFormat { lkp, json };
 
 // What to run, from the job file's `run:` and `metrics:` sections.
 struct RunSpec {
-  std::vector<std::string> command;               // argv; never through a shell
-  std::chrono::seconds timeout{60};               // per run
+  std::vector<std::string> command; // argv; never through a shell
+  std::chrono::seconds timeout{60}; // per run
   std::map<std::string, std::string> env;
   MetricFormat format = MetricFormat::lkp;
-  std::string primary;                            // a run without this metric is a failed run
+  std::string primary; // a run without this metric is a failed run
 };
 
 struct VisitRequest {
   std::string commit;
-  std::filesystem::path artifact_dir;             // from the build store
-  std::string kernel_release;                     // expected `uname -r` (kernel builds), else empty
+  std::filesystem::path artifact_dir; // from the build store
+  std::string kernel_release;         // expected `uname -r` (kernel builds), else empty
   RunSpec run;
   int runs = 1;
-  std::filesystem::path log_dir;                  // where console and run logs go
+  std::filesystem::path log_dir; // where console and run logs go
   const std::atomic<bool>* cancel = nullptr;
   // Names a backend may attach to what it runs (a LAVA job's metadata): "request", "bisection", "build".
   std::map<std::string, std::string> metadata;
@@ -57,10 +57,10 @@ struct VisitRequest {
 };
 
 struct RunResult {
-  int index = 0;                                  // 0-based run number within the visit
-  bool ok = false;                                // primary metric present and the run exited 0
+  int index = 0;   // 0-based run number within the visit
+  bool ok = false; // primary metric present and the run exited 0
   std::map<std::string, double> metrics;
-  std::string error;                              // why not ok
+  std::string error; // why not ok
   std::filesystem::path log_path;
   double seconds = 0;
 };
@@ -74,10 +74,10 @@ enum class VisitOutcome {
 
 struct VisitResult {
   VisitOutcome outcome = VisitOutcome::ok;
-  std::string boot_id;                            // unique per boot; runs in one boot share its offset
+  std::string boot_id; // unique per boot; runs in one boot share its offset
   std::vector<RunResult> runs;
-  std::filesystem::path console_log;              // kept for every boot
-  std::string message;                            // one line when not ok
+  std::filesystem::path console_log; // kept for every boot
+  std::string message;               // one line when not ok
 };
 
 class Machine {

@@ -1,9 +1,8 @@
 // make_machine: the one place that knows every backend. A new backend adds one row to k_backends.
 
-#include "lab/machine.hpp"
-
 #include "lab/lava_machine.hpp"
 #include "lab/local_machine.hpp"
+#include "lab/machine.hpp"
 #include "lab/qemu_machine.hpp"
 #include "lab/ssh_machine.hpp"
 
@@ -44,7 +43,7 @@ Result<std::unique_ptr<Machine>> make_machine(const MachineSpec& spec) {
     }
   }
   return make_error(ErrorCode::invalid_config, "machine " + spec.name + ": unknown backend '" + spec.backend +
-                                                   "' (known: " + known_backends() + ")");
+                                                 "' (known: " + known_backends() + ")");
 }
 
 } // namespace bisectd::lab

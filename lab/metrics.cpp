@@ -6,9 +6,10 @@
 
 #include "base/strings.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <charconv>
 #include <cmath>
-#include <nlohmann/json.hpp>
 #include <optional>
 
 namespace bisectd::lab {

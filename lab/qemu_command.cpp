@@ -6,12 +6,13 @@
 #include "base/units.hpp"
 #include "lab/settings.hpp"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdlib>
-#include <fcntl.h>
 #include <set>
 #include <thread>
-#include <unistd.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
 #endif
@@ -22,8 +23,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::set<std::string> k_known_keys{"qemu",    "accel",     "boot_timeout", "append",
-                                         "bench_dir", "busybox", "cache_dir", "tsc_khz"};
+const std::set<std::string> k_known_keys{"qemu",      "accel",   "boot_timeout", "append",
+                                         "bench_dir", "busybox", "cache_dir",    "tsc_khz"};
 
 // settings.tsc_khz: auto | off | a rate in kHz.
 std::optional<long> read_tsc_khz(SettingsReader& r) {
@@ -125,8 +126,8 @@ std::string kernel_command_line(const QemuSettings& settings) {
 
 std::vector<std::string> qemu_argv(const QemuSettings& settings, const MachineSpec& spec, bool kvm,
                                    const fs::path& kernel, const fs::path& initrd) {
-  std::vector<std::string> argv{settings.qemu, "-nographic", "-no-reboot", "-monitor", "none",
-                                "-machine", "pc", "-accel", kvm ? "kvm" : "tcg"};
+  std::vector<std::string> argv{settings.qemu, "-nographic", "-no-reboot", "-monitor",         "none",
+                                "-machine",    "pc",         "-accel",     kvm ? "kvm" : "tcg"};
   if (kvm) {
     argv.insert(argv.end(), {"-cpu", "host"});
   }

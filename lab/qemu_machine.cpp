@@ -10,6 +10,7 @@
 #include "lab/metrics.hpp"
 
 #include <spdlog/spdlog.h>
+
 #include <thread>
 
 namespace bisectd::lab {
@@ -100,9 +101,8 @@ VisitResult judge_boot(const ConsoleLog& console, const BootEnd& end, const Visi
     if (end.timed_out) {
       return failed(VisitOutcome::infra, "the visit timed out during run " + std::to_string(console.runs.size()));
     }
-    return failed(VisitOutcome::boot_failed, "the machine stopped during run " +
-                                                 std::to_string(console.runs.size()) + " (reset or triple fault?; " +
-                                                 end.exit + ")");
+    return failed(VisitOutcome::boot_failed, "the machine stopped during run " + std::to_string(console.runs.size()) +
+                                               " (reset or triple fault?; " + end.exit + ")");
   }
   return VisitResult{};
 }
@@ -111,18 +111,16 @@ Result<std::unique_ptr<Machine>> QemuMachine::create(const MachineSpec& spec) {
   BISECTD_TRY_ASSIGN(auto settings, parse_qemu_settings(spec));
   if (!base::find_program(settings.qemu)) {
     return make_error(ErrorCode::not_found, "machine " + spec.name + ": " + settings.qemu +
-                                                " not found (install the Debian package " +
-                                                std::string(k_qemu_package) + ")");
+                                              " not found (install the Debian package " + std::string(k_qemu_package) +
+                                              ")");
   }
   return std::make_unique<QemuMachine>(spec, std::move(settings));
 }
 
 QemuMachine::QemuMachine(MachineSpec spec, QemuSettings settings)
-  : m_spec(std::move(spec)), m_settings(std::move(settings)) {}
+    : m_spec(std::move(spec)), m_settings(std::move(settings)) {}
 
-std::string QemuMachine::next_boot_id() const {
-  return new_boot_id(m_spec.name);
-}
+std::string QemuMachine::next_boot_id() const { return new_boot_id(m_spec.name); }
 
 Status QemuMachine::prepare_initrd(const std::vector<CpioEntry>& job, const fs::path& initrd) const {
   return write_bench_image(m_settings.busybox, m_settings.bench_dir, m_settings.cache_dir, job, initrd);
@@ -144,8 +142,8 @@ Result<BootEnd> QemuMachine::boot(const VisitRequest& request, const fs::path& i
   cmd.cancel = &stop;
   spdlog::debug("qemu {}: {}", m_spec.name, base::describe_argv(cmd.argv));
   bool kvm_probe = kvm && m_settings.accel == "auto";
-  std::jthread watchdog(watch_boot, std::cref(request), console, m_settings.boot_timeout, kvm_probe,
-                        std::ref(stop), std::ref(reason));
+  std::jthread watchdog(watch_boot, std::cref(request), console, m_settings.boot_timeout, kvm_probe, std::ref(stop),
+                        std::ref(reason));
   auto status = base::run(cmd);
   watchdog.request_stop();
   watchdog.join();

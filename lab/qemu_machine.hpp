@@ -17,10 +17,10 @@ namespace bisectd::lab {
 
 // How a QEMU process ended.
 struct BootEnd {
-  bool timed_out = false;          // QEMU was killed at the visit's overall timeout
-  bool no_marker_timeout = false;  // killed because the boot marker did not come in time
-  bool kvm_stuck = false;          // killed because the kernel printed nothing under KVM (retry with TCG)
-  std::string exit;                // "exit 0", "killed by signal 9": for messages
+  bool timed_out = false;         // QEMU was killed at the visit's overall timeout
+  bool no_marker_timeout = false; // killed because the boot marker did not come in time
+  bool kvm_stuck = false;         // killed because the kernel printed nothing under KVM (retry with TCG)
+  std::string exit;               // "exit 0", "killed by signal 9": for messages
 };
 
 class QemuMachine : public Machine {

@@ -58,8 +58,7 @@ std::optional<std::string> SettingsReader::choice(const std::string& key, const 
   return value;
 }
 
-std::optional<std::vector<std::string>> SettingsReader::list(const std::string& key, bool required,
-                                                             bool allow_scalar) {
+std::optional<std::vector<std::string>> SettingsReader::list(const std::string& key, bool required, bool allow_scalar) {
   auto found = m_settings.find(key);
   if (found == m_settings.end()) {
     if (required) {
@@ -87,8 +86,7 @@ std::optional<long> SettingsReader::integer(const std::string& key, long min, lo
     }
   } catch (const std::exception&) {
   }
-  error(key, "expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "], got '" + *text +
-               "'");
+  error(key, "expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "], got '" + *text + "'");
   return std::nullopt;
 }
 
@@ -157,8 +155,6 @@ std::map<std::string, std::string> SettingsReader::group(const std::string& pref
   return out;
 }
 
-Error SettingsReader::to_error() const {
-  return Error{ErrorCode::invalid_config, base::join(m_errors, "\n")};
-}
+Error SettingsReader::to_error() const { return Error{ErrorCode::invalid_config, base::join(m_errors, "\n")}; }
 
 } // namespace bisectd::lab

@@ -31,7 +31,7 @@ Setting list_setting(std::vector<std::string> values);
 class SettingsReader {
 public:
   SettingsReader(std::string machine, std::string backend, const Settings& settings)
-    : m_machine(std::move(machine)), m_backend(std::move(backend)), m_settings(settings) {}
+      : m_machine(std::move(machine)), m_backend(std::move(backend)), m_settings(settings) {}
 
   // Records an error for every key not in `known` (a dotted key counts by its first part: "timeouts").
   void check_keys(const std::set<std::string>& known);

@@ -22,7 +22,7 @@ public:
 std::shared_ptr<HostCommands> real_host_commands() { return std::make_shared<RealHostCommands>(); }
 
 ConsoleCapture::ConsoleCapture(HostCommands& host, const std::vector<std::string>& argv, std::filesystem::path log)
-  : m_log(std::move(log)) {
+    : m_log(std::move(log)) {
   (void)base::append_file(m_log, "");
   if (argv.empty()) {
     return;

@@ -11,6 +11,7 @@
 #include "lab/ssh_host.hpp"
 
 #include <spdlog/spdlog.h>
+
 #include <thread>
 
 namespace bisectd::lab {
@@ -85,14 +86,14 @@ Result<std::unique_ptr<Machine>> SshMachine::create(const MachineSpec& spec) {
   for (const auto* program : {&settings.ssh.front(), &settings.scp.front()}) {
     if (!base::find_program(*program)) {
       return make_error(ErrorCode::not_found, "machine " + spec.name + ": " + *program +
-                                                  " not found (install the Debian package openssh-client)");
+                                                " not found (install the Debian package openssh-client)");
     }
   }
   return std::make_unique<SshMachine>(spec, std::move(settings), real_host_commands());
 }
 
 SshMachine::SshMachine(MachineSpec spec, SshSettings settings, std::shared_ptr<HostCommands> host)
-  : m_spec(std::move(spec)), m_settings(std::move(settings)), m_host(std::move(host)) {}
+    : m_spec(std::move(spec)), m_settings(std::move(settings)), m_host(std::move(host)) {}
 
 std::string SshMachine::describe() {
   if (!m_spec.description.empty()) {
@@ -172,8 +173,8 @@ std::string SshMachine::power_cycle_and_wait(const std::string& old, const Visit
   cmd.stderr_to_stdout = true;
   auto status = m_host->run(cmd);
   if (!status || !status->ok()) {
-    return "power_cycle failed: " + (status ? status->describe() + " " + std::string(base::trim(status->out)) :
-                                              status.error().message);
+    return "power_cycle failed: " +
+           (status ? status->describe() + " " + std::string(base::trim(status->out)) : status.error().message);
   }
   if (!wait_for_new_boot(old, request)) {
     return "the box did not answer within " + std::to_string(m_settings.boot_timeout.count()) + "s" +
@@ -205,8 +206,8 @@ void SshMachine::run_all(Visit& visit, const std::string& cwd, const BoxState& b
   }
   for (int i = 0; i < request.runs; ++i) {
     if (cancelled(request)) {
-      visit.fail(VisitOutcome::infra, "cancelled after " + std::to_string(i) + " of " +
-                                          std::to_string(request.runs) + " runs");
+      visit.fail(VisitOutcome::infra,
+                 "cancelled after " + std::to_string(i) + " of " + std::to_string(request.runs) + " runs");
       return;
     }
     RunResult run;
@@ -293,7 +294,7 @@ Result<VisitResult> SshMachine::visit_locked(const VisitRequest& request) {
   auto finish = [&](VisitResult result) -> Result<VisitResult> {
     console.stop();
     if (result.outcome != VisitOutcome::ok) {
-      result.runs.clear();  // no sample from a visit that failed
+      result.runs.clear(); // no sample from a visit that failed
       result.message = prefix + result.message;
     }
     return result;
@@ -309,8 +310,8 @@ Result<VisitResult> SshMachine::visit_locked(const VisitRequest& request) {
   auto copy_timeout = std::max<std::chrono::seconds>(m_settings.ssh_timeout * 4, 120s);
   auto mkdir = remote("mkdir -p " + base::shell_quote(m_settings.kernel_dir), m_settings.ssh_timeout);
   if (!mkdir || !mkdir->ok()) {
-    visit.fail(VisitOutcome::infra, "mkdir " + m_settings.kernel_dir + " on the box: " +
-                                        (mkdir ? ssh_failure(*mkdir) : mkdir.error().message));
+    visit.fail(VisitOutcome::infra, "mkdir " + m_settings.kernel_dir +
+                                      " on the box: " + (mkdir ? ssh_failure(*mkdir) : mkdir.error().message));
     return finish(std::move(visit.result));
   }
   auto cleanup = [&] { (void)remote("rm -rf " + base::shell_quote(visit.remote_dir), m_settings.ssh_timeout); };
@@ -357,9 +358,11 @@ Result<VisitResult> SshMachine::visit_locked(const VisitRequest& request) {
     why = copy(files, visit.remote_dir + "/", false);
   }
   if (why.empty() && modules) {
-    auto unpacked = remote("tar -xzf " + base::shell_quote(visit.remote_dir + "/modules.tar.gz") + " -C /",
-                           copy_timeout);
-    why = !unpacked ? unpacked.error().message : unpacked->ok() ? "" : "unpacking the modules: " + ssh_failure(*unpacked);
+    auto unpacked =
+      remote("tar -xzf " + base::shell_quote(visit.remote_dir + "/modules.tar.gz") + " -C /", copy_timeout);
+    why = !unpacked        ? unpacked.error().message
+          : unpacked->ok() ? ""
+                           : "unpacking the modules: " + ssh_failure(*unpacked);
   }
   if (!why.empty()) {
     cleanup();
@@ -373,8 +376,8 @@ Result<VisitResult> SshMachine::visit_locked(const VisitRequest& request) {
     if (m_settings.initrd == SshInitrd::lab) {
       load.push_back("--initrd=" + visit.remote_dir + "/" + m_settings.initrd_file.filename().string());
     } else if (m_settings.initrd == SshInitrd::box) {
-      load.push_back("--initrd=" + (m_settings.initrd_path.empty() ? "/boot/initrd.img-" + box->release
-                                                                    : m_settings.initrd_path));
+      load.push_back("--initrd=" +
+                     (m_settings.initrd_path.empty() ? "/boot/initrd.img-" + box->release : m_settings.initrd_path));
     }
     auto cmdline = m_settings.cmdline.empty() ? kexec_cmdline(box->cmdline, visit.result.boot_id)
                                               : m_settings.cmdline + " bisectd.boot=" + visit.result.boot_id;
@@ -382,8 +385,8 @@ Result<VisitResult> SshMachine::visit_locked(const VisitRequest& request) {
     auto loaded = remote(*shell_join(load), m_settings.ssh_timeout * 2);
     if (!loaded || !loaded->ok()) {
       cleanup();
-      visit.fail(VisitOutcome::infra, "kexec refused the kernel: " +
-                                          (loaded ? ssh_failure(*loaded) : loaded.error().message));
+      visit.fail(VisitOutcome::infra,
+                 "kexec refused the kernel: " + (loaded ? ssh_failure(*loaded) : loaded.error().message));
       return finish(std::move(visit.result));
     }
     install_line = "sync; kexec -e";
@@ -393,8 +396,8 @@ Result<VisitResult> SshMachine::visit_locked(const VisitRequest& request) {
                          m_settings.ssh_timeout);
     if (!placed || !placed->ok()) {
       cleanup();
-      visit.fail(VisitOutcome::infra, "placing the kernel failed: " +
-                                          (placed ? ssh_failure(*placed) : placed.error().message));
+      visit.fail(VisitOutcome::infra,
+                 "placing the kernel failed: " + (placed ? ssh_failure(*placed) : placed.error().message));
       return finish(std::move(visit.result));
     }
     install_line = "sync; " + *shell_join(m_settings.reboot_command);
@@ -425,8 +428,8 @@ Result<VisitResult> SshMachine::visit_locked(const VisitRequest& request) {
   if (booted->release != request.kernel_release) {
     auto crash = crash_on(console.text());
     visit.fail(VisitOutcome::boot_failed, "booted kernel is '" + booted->release + "', expected '" +
-                                              request.kernel_release + "'" +
-                                              (crash.empty() ? "" : " (kernel crashed: " + crash + ")"));
+                                            request.kernel_release + "'" +
+                                            (crash.empty() ? "" : " (kernel crashed: " + crash + ")"));
     if (booted->release != box->release) {
       return_to_default(*booted, request);
     }

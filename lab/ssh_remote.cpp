@@ -37,8 +37,7 @@ bool valid_env_name(const std::string& name) {
   if (name.empty() || std::isdigit(static_cast<unsigned char>(name.front()))) {
     return false;
   }
-  return name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") ==
-         std::string::npos;
+  return name.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == std::string::npos;
 }
 
 } // namespace
@@ -52,8 +51,8 @@ std::vector<std::string> ssh_argv(const SshSettings& s, const std::string& remot
   return argv;
 }
 
-std::vector<std::string> scp_argv(const SshSettings& s, const std::vector<std::string>& local, const std::string& remote,
-                                  bool recursive, std::chrono::seconds connect) {
+std::vector<std::string> scp_argv(const SshSettings& s, const std::vector<std::string>& local,
+                                  const std::string& remote, bool recursive, std::chrono::seconds connect) {
   std::vector<std::string> argv = s.scp;
   argv.insert(argv.end(), {"-q", "-B"});
   auto options = pinned_options(s, connect);

@@ -18,8 +18,8 @@ namespace bisectd::lab {
 std::vector<std::string> ssh_argv(const SshSettings& s, const std::string& remote, std::chrono::seconds connect);
 
 // `scp ... [-r] -- LOCAL... USER@HOST:REMOTE` with the same pinning. `remote` is a plain path (no quoting needed).
-std::vector<std::string> scp_argv(const SshSettings& s, const std::vector<std::string>& local, const std::string& remote,
-                                  bool recursive, std::chrono::seconds connect);
+std::vector<std::string> scp_argv(const SshSettings& s, const std::vector<std::string>& local,
+                                  const std::string& remote, bool recursive, std::chrono::seconds connect);
 
 // The argv as one line for a remote shell: each word shell-quoted, joined by spaces. Error (invalid_input): a NUL.
 Result<std::string> shell_join(const std::vector<std::string>& argv);
@@ -35,8 +35,7 @@ Result<std::string> remote_run_command(const std::vector<std::string>& argv,
                                        const std::map<std::string, std::string>& env, const std::string& cwd);
 
 // What one `probe` prints: `uname -r`, the boot id and /proc/cmdline, one per line.
-inline constexpr std::string_view k_probe_command =
-  "uname -r; cat /proc/sys/kernel/random/boot_id; cat /proc/cmdline";
+inline constexpr std::string_view k_probe_command = "uname -r; cat /proc/sys/kernel/random/boot_id; cat /proc/cmdline";
 struct BoxState {
   std::string release;
   std::string boot_id;

@@ -7,10 +7,9 @@ namespace bisectd::lab {
 namespace {
 
 const std::set<std::string> k_known_keys{
-  "host",         "port",        "user",        "identity_file", "known_hosts",  "install",
-  "reboot_command", "return_command", "kernel_dir", "cmdline",     "initrd",       "initrd_path",
-  "initrd_file",  "power_cycle", "console",     "boot_timeout",  "ssh_timeout",  "quarantine_after",
-  "ssh",          "scp"};
+  "host",           "port",         "user",        "identity_file",    "known_hosts", "install",     "reboot_command",
+  "return_command", "kernel_dir",   "cmdline",     "initrd",           "initrd_path", "initrd_file", "power_cycle",
+  "console",        "boot_timeout", "ssh_timeout", "quarantine_after", "ssh",         "scp"};
 
 // A path on the box that goes into remote commands and scp targets: absolute, and plain characters only, so
 // it reads the same to scp, sh and kexec.

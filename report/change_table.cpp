@@ -68,8 +68,8 @@ std::string format_stddev(double average, double stddev) {
 }
 
 std::string format_change(double change, bool absolute) {
-  const char* format = std::fabs(change) < 100'000 ? (absolute ? "%+*.1f  " : "%+*.1f%% ")
-                                                     : (absolute ? "%+*.2g  " : "%+*.2g%% ");
+  const char* format =
+    std::fabs(change) < 100'000 ? (absolute ? "%+*.1f  " : "%+*.1f%% ") : (absolute ? "%+*.2g  " : "%+*.2g%% ");
   return strprintf(format, k_rel_width, change);
 }
 

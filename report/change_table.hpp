@@ -11,8 +11,8 @@
 
 namespace bisectd::report {
 
-double mean(const std::vector<double>& samples);                // 0 when empty
-double population_stddev(const std::vector<double>& samples);   // divides by n (as LKP); 0 when < 2 samples
+double mean(const std::vector<double>& samples);              // 0 when empty
+double population_stddev(const std::vector<double>& samples); // divides by n (as LKP); 0 when < 2 samples
 
 // True when the table shows an absolute delta instead of a percentage (name ends in '%' or perf-profile.*).
 bool uses_absolute_change(std::string_view metric);
@@ -38,6 +38,6 @@ std::string format_change_row(const MetricComparison& metric);
 // The whole block: sha header (16 and 27 characters), dashes, "%stddev %change %stddev" header, one row per
 // metric in the given order. Lines end with '\n'; trailing spaces are kept out.
 std::string format_change_table(std::string_view parent_sha, std::string_view culprit_sha,
-                                 const std::vector<MetricComparison>& metrics);
+                                const std::vector<MetricComparison>& metrics);
 
 } // namespace bisectd::report

@@ -7,15 +7,15 @@
 namespace bisectd::report {
 
 struct Mail {
-  std::string from;             // "Name <addr>"; "bisectd@localhost" when not a valid address
-  std::vector<std::string> to;  // "Name <addr>" or "addr"; invalid entries are dropped when rendering
+  std::string from;            // "Name <addr>"; "bisectd@localhost" when not a valid address
+  std::vector<std::string> to; // "Name <addr>" or "addr"; invalid entries are dropped when rendering
   std::vector<std::string> cc;
-  std::string subject;          // plain UTF-8, one line (control characters are flattened)
-  std::string message_id;       // "<id@host>"
-  std::string in_reply_to;      // "<id@host>" or empty
-  std::string references;       // space-separated "<id@host>" list or empty
-  std::string date;             // RFC 5322 date
-  std::string body;             // UTF-8 text, LF line ends
+  std::string subject;     // plain UTF-8, one line (control characters are flattened)
+  std::string message_id;  // "<id@host>"
+  std::string in_reply_to; // "<id@host>" or empty
+  std::string references;  // space-separated "<id@host>" list or empty
+  std::string date;        // RFC 5322 date
+  std::string body;        // UTF-8 text, LF line ends
 
   // The full message: CRLF line ends, RFC 2047 encoded and folded headers, 8bit UTF-8 body (quoted-printable
   // when a line is too long for SMTP). No field content can add a header line.

@@ -32,8 +32,7 @@ std::string person_text(const Person& person) {
 } // namespace
 
 bool is_recipient_trailer(std::string_view key) {
-  static const std::set<std::string> k_keys = {"signed-off-by", "acked-by", "reviewed-by", "tested-by",
-                                               "reported-by"};
+  static const std::set<std::string> k_keys = {"signed-off-by", "acked-by", "reviewed-by", "tested-by", "reported-by"};
   return k_keys.contains(base::to_lower(base::trim(key)));
 }
 

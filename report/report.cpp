@@ -35,7 +35,8 @@ std::string subject_suffix(const ReportInput& input) {
 
 std::string report_subject(const ReportInput& input) {
   std::string change = detail::primary_change_text(input);
-  std::string what = single_line(input.metric) + (change.empty() ? "" : " " + change) + " " + detail::change_kind(input);
+  std::string what =
+    single_line(input.metric) + (change.empty() ? "" : " " + change) + " " + detail::change_kind(input);
   std::string prefix = "[" + single_line(input.tree) + ":" + single_line(input.branch) + "] ";
   if (!input.confident) {
     std::size_t candidates = input.credible_set.size();
@@ -61,8 +62,8 @@ std::string message_id_for(std::int64_t bisection_id, std::int64_t created_at, s
   auto day = floor<days>(time);
   year_month_day ymd{day};
   hh_mm_ss hms{time - day};
-  std::string key = strprintf("bisection:%lld:%lld", static_cast<long long>(bisection_id),
-                              static_cast<long long>(created_at));
+  std::string key =
+    strprintf("bisection:%lld:%lld", static_cast<long long>(bisection_id), static_cast<long long>(created_at));
   std::string host(domain);
   if (!is_valid_addr_spec("x@" + host)) {
     host = "localhost";

@@ -61,7 +61,7 @@ struct ReportInput {
   std::vector<std::pair<std::string, std::string>> params; // under "parameters:" and in the axis line
   std::string compiler, kconfig;                           // axis line values (may be empty)
   std::string metric;
-  int direction = +1; // +1: higher is better
+  int direction = +1;     // +1: higher is better
   Commit culprit, parent; // `parent`: the culprit's real (first) parent
   // Set when the parent's samples come from another commit with the same binary (an identical build, or the
   // nearest predecessor whose change is relevant to the build): the commit whose build was measured.
@@ -76,19 +76,19 @@ struct ReportInput {
   std::vector<std::string> watch; // the job's watch: metrics, shown after the primary even within noise
   double p_culprit = 0;
   int runs = 0, builds = 0;
-  std::optional<int> boots; // unset on backends that do not boot (local)
-  std::vector<ChartPoint> chart;          // every sample of every tested commit, commit order
-  std::vector<std::string> verification;  // "confirm: 10 pairs, -15.2% ± 1.1%"
-  bool layout_artefact = false;           // the shift vanished with forced code alignment
+  std::optional<int> boots;              // unset on backends that do not boot (local)
+  std::vector<ChartPoint> chart;         // every sample of every tested commit, commit order
+  std::vector<std::string> verification; // "confirm: 10 pairs, -15.2% ± 1.1%"
+  bool layout_artefact = false;          // the shift vanished with forced code alignment
   std::string job_yaml;
-  std::vector<std::string> reproduce;     // bisectctl commands
-  std::string from;                       // "bisectd <bisectd@localhost>"
-  std::string reported_by;                // the Reported-by: tag; empty: no tag lines
-  std::string archive_url;                // where the list archives the mail ("https://lore.kernel.org/r/");
-                                          // empty: no Closes: tag
-  std::optional<EarlierReport> earlier;   // this culprit was reported before (tree and job alike)
-  std::string in_reply_to;                // message id or lore URL from a Link: trailer; may be empty
-  std::string recipients_note;            // why fewer people got the mail than the commit names; may be empty
+  std::vector<std::string> reproduce;   // bisectctl commands
+  std::string from;                     // "bisectd <bisectd@localhost>"
+  std::string reported_by;              // the Reported-by: tag; empty: no tag lines
+  std::string archive_url;              // where the list archives the mail ("https://lore.kernel.org/r/");
+                                        // empty: no Closes: tag
+  std::optional<EarlierReport> earlier; // this culprit was reported before (tree and job alike)
+  std::string in_reply_to;              // message id or lore URL from a Link: trailer; may be empty
+  std::string recipients_note;          // why fewer people got the mail than the commit names; may be empty
 };
 
 struct Recipients {

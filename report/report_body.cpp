@@ -68,8 +68,8 @@ std::string layout_warning() {
 
 std::string opening(const ReportInput& input) {
   std::string change = primary_change_text(input);
-  std::string what = (change.empty() ? "a " : "a " + change + " ") + change_kind(input) + " of " +
-                     single_line(input.metric);
+  std::string what =
+    (change.empty() ? "a " : "a " + change + " ") + change_kind(input) + " of " + single_line(input.metric);
   if (!input.confident) {
     return "bisectd noticed " + what + " between\n" + long_commit(input.parent) + " and\n" +
            long_commit(input.culprit) + ",\nbut could not pin it on one commit with high confidence" +
@@ -91,9 +91,9 @@ std::string repeat_note(const ReportInput& input) {
     return "";
   }
   const auto& e = *input.earlier;
-  return "This culprit was reported before for the same tree and job (bisection " +
-         std::to_string(e.bisection_id) + ", " + rfc5322_date(e.created_at) + ",\nMessage-ID " +
-         single_line(e.message_id) + "). This bisection found it again; this report answers\n"
+  return "This culprit was reported before for the same tree and job (bisection " + std::to_string(e.bisection_id) +
+         ", " + rfc5322_date(e.created_at) + ",\nMessage-ID " + single_line(e.message_id) +
+         "). This bisection found it again; this report answers\n"
          "that mail and was not mailed itself.\n\n";
 }
 
@@ -224,11 +224,11 @@ std::string shift_line(const ReportInput& input) {
 std::string confidence_block(const ReportInput& input) {
   std::string out = "confidence:\n";
   if (!input.confident) {
-    out += strprintf("  P(most probable commit): %.1f%% (below the job's confidence threshold)\n",
-                     100 * input.p_culprit);
+    out +=
+      strprintf("  P(most probable commit): %.1f%% (below the job's confidence threshold)\n", 100 * input.p_culprit);
   } else if (!input.credible_set.empty()) {
-    out += strprintf("  P(culprit is one of the %zu commits): %.1f%%\n", input.credible_set.size(),
-                     100 * input.p_culprit);
+    out +=
+      strprintf("  P(culprit is one of the %zu commits): %.1f%%\n", input.credible_set.size(), 100 * input.p_culprit);
   } else {
     out += strprintf("  P(culprit): %.1f%%\n", 100 * input.p_culprit);
   }

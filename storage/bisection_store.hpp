@@ -46,8 +46,7 @@ public:
   virtual Result<std::optional<ReportRow>> report(std::int64_t bisection_id) = 0;
   // The first report (not itself a repeat) of another bisection of `tree` and `job` that found `culprit`.
   virtual Result<std::optional<ReportRow>> first_report(const std::string& tree, const std::string& job,
-                                                        const std::string& culprit,
-                                                        std::int64_t except_bisection) = 0;
+                                                        const std::string& culprit, std::int64_t except_bisection) = 0;
 };
 
 } // namespace bisectd::storage

@@ -12,10 +12,10 @@ namespace bisectd::storage {
 
 struct MachineStateRow {
   std::string name;
-  int consecutive_infra = 0;     // infra visits in a row (an ok or boot_failed visit resets it)
+  int consecutive_infra = 0; // infra visits in a row (an ok or boot_failed visit resets it)
   bool quarantined = false;
-  std::string reason;            // the last infra failure's message, when quarantined
-  std::int64_t updated_at = 0;   // unix time
+  std::string reason;          // the last infra failure's message, when quarantined
+  std::int64_t updated_at = 0; // unix time
 };
 
 class MachineStore {

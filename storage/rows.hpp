@@ -36,23 +36,23 @@ struct RequestRow {
   std::int64_t id = 0;
   std::string tree, job, commit;
   Purpose purpose = Purpose::bisect;
-  std::int64_t bisection_id = 0;     // 0: none
-  std::int64_t detection_id = 0;     // 0: none
+  std::int64_t bisection_id = 0; // 0: none
+  std::int64_t detection_id = 0; // 0: none
   std::string machine_group, pin_machine;
   std::int64_t runs = 1;
-  std::string variant;               // "" normal build; e.g. "layout" or "revert:<sha>" for verification builds
+  std::string variant; // "" normal build; e.g. "layout" or "revert:<sha>" for verification builds
   RequestState state = RequestState::queued;
-  std::int64_t attempts = 0;          // times claimed
-  std::int64_t retry_at = 0;          // queued again after a failure: not claimed before this unix time
+  std::int64_t attempts = 0; // times claimed
+  std::int64_t retry_at = 0; // queued again after a failure: not claimed before this unix time
   std::string machine, error, error_code;
   std::int64_t created_at = 0, updated_at = 0;
-  std::string lab_handle;             // a running visit's handle in the lab (LAVA job id); "" when none
+  std::string lab_handle; // a running visit's handle in the lab (LAVA job id); "" when none
 
   [[nodiscard]] bool is_open() const { return storage::is_open(state); }
 };
 
 struct SampleRow {
-  std::int64_t id = 0;               // also the global order in time (seq)
+  std::int64_t id = 0; // also the global order in time (seq)
   std::int64_t request_id = 0;
   std::string tree, job, commit, variant, machine, boot_id;
   std::int64_t run = 0;
@@ -64,7 +64,7 @@ struct SampleRow {
 
 // One metric of one sample: what the engine, the detector and the verifier read (no other metric is loaded).
 struct MetricSample {
-  std::int64_t id = 0;               // the sample's id (its order in time)
+  std::int64_t id = 0; // the sample's id (its order in time)
   std::string commit, machine, boot_id;
   double value = 0;
   bool verification = false;
@@ -83,15 +83,15 @@ struct BisectionRow {
   std::int64_t id = 0;
   std::string tree, branch, job, metric, good, bad, range_good, range_bad;
   BisectionState state = BisectionState::running;
-  std::string culprit;               // empty: none
+  std::string culprit; // empty: none
   double p_culprit = 0;
   // The bisection's working state, each in its own column or table:
-  std::string merge;                 // the merge whose branch range_good..range_bad searches; empty: mainline
-  std::set<std::string> excluded;    // culprits verified implausible: prior 0 from then on
-  std::set<std::string> prebuilt;    // commits the prebuilder built for it (builds it spent)
+  std::string merge;              // the merge whose branch range_good..range_bad searches; empty: mainline
+  std::set<std::string> excluded; // culprits verified implausible: prior 0 from then on
+  std::set<std::string> prebuilt; // commits the prebuilder built for it (builds it spent)
   // What the bisection shows, written whole by the driver and the verifier, never read back by them:
-  std::string result_json = "{}";        // engine summary: verdict, credible set, shift, trace
-  std::string verification_json = "{}";  // verification steps: step -> line, numbers
+  std::string result_json = "{}";       // engine summary: verdict, credible set, shift, trace
+  std::string verification_json = "{}"; // verification steps: step -> line, numbers
   std::int64_t runs = 0, builds = 0;
   Origin origin = Origin::manual;
   std::string error;
@@ -110,8 +110,8 @@ struct ReportRow {
   std::string message_id, in_reply_to, body, text;
   std::int64_t created_at = 0;
   bool sent = false;
-  std::int64_t repeat_of = 0;        // the earlier report of the same culprit (tree, job) it answers; 0: none.
-                                     // A repeat is stored but never queued for mail.
+  std::int64_t repeat_of = 0; // the earlier report of the same culprit (tree, job) it answers; 0: none.
+                              // A repeat is stored but never queued for mail.
 };
 
 struct OutboxRow {
@@ -123,7 +123,7 @@ struct OutboxRow {
 
 struct BuildRecord {
   std::string job, commit, variant;
-  std::string outcome;               // ok | failed | infra
+  std::string outcome; // ok | failed | infra
   double seconds = 0;
   std::string log_path;
 };

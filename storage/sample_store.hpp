@@ -29,9 +29,9 @@ public:
                                                                    const std::string& metric) = 0;
   // `metrics` of the normal-build samples of (tree, job) measured in `group` by any request, in time order
   // (the watched series).
-  virtual Result<std::vector<std::pair<std::string, MetricSample>>> series_samples(
-    const std::string& tree, const std::string& job, const std::string& group,
-    const std::vector<std::string>& metrics) = 0;
+  virtual Result<std::vector<std::pair<std::string, MetricSample>>>
+  series_samples(const std::string& tree, const std::string& job, const std::string& group,
+                 const std::vector<std::string>& metrics) = 0;
   virtual Result<std::vector<SampleRow>> samples_for_commit_prefix(const std::string& prefix,
                                                                    const std::string& tree) = 0;
   virtual Result<std::vector<SampleRow>> samples_for_job(const std::string& job) = 0;

@@ -9,7 +9,8 @@ namespace bisectd::storage {
 namespace {
 
 // Migration i brings the schema from version i to i + 1. Never edit a released entry: append one.
-constexpr std::array<std::string_view, k_schema_version> k_migrations = {R"sql(
+constexpr std::array<std::string_view, k_schema_version> k_migrations = {
+  R"sql(
 CREATE TABLE trees (
   id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, url TEXT NOT NULL,
   branches TEXT NOT NULL,            -- JSON array
@@ -73,9 +74,9 @@ CREATE TABLE outbox (
   state TEXT NOT NULL,               -- pending | sent | failed
   attempts INTEGER NOT NULL DEFAULT 0, next_attempt_at INTEGER NOT NULL, last_error TEXT, sent_at INTEGER);
 )sql",
-// 2: a sample's metrics one row each (decoded once, when stored); a bisection's working state in columns and
-// marks instead of keys of its result JSON.
-R"sql(
+  // 2: a sample's metrics one row each (decoded once, when stored); a bisection's working state in columns and
+  // marks instead of keys of its result JSON.
+  R"sql(
 CREATE TABLE sample_metrics (
   sample_id INTEGER NOT NULL REFERENCES samples(id), name TEXT NOT NULL, value REAL NOT NULL,
   PRIMARY KEY (sample_id, name)) WITHOUT ROWID;
@@ -103,25 +104,25 @@ INSERT OR IGNORE INTO bisection_marks (bisection_id, commit_sha, mark)
 UPDATE bisections SET result = json_remove(result, '$.merge', '$.verification', '$.excluded', '$.prebuilt')
   WHERE json_valid(result);
 )sql",
-// 3: a failed request is retried with backoff, not at once.
-R"sql(
+  // 3: a failed request is retried with backoff, not at once.
+  R"sql(
 ALTER TABLE requests ADD COLUMN retry_at INTEGER NOT NULL DEFAULT 0;
 CREATE INDEX requests_claim ON requests(state, machine_group, attempts, id);
 )sql",
-// 4: lab machines' health: consecutive infra failures and quarantine (ssh boxes).
-R"sql(
+  // 4: lab machines' health: consecutive infra failures and quarantine (ssh boxes).
+  R"sql(
 CREATE TABLE machine_state (
   name TEXT PRIMARY KEY, consecutive_infra INTEGER NOT NULL DEFAULT 0, quarantined INTEGER NOT NULL DEFAULT 0,
   reason TEXT NOT NULL DEFAULT '', updated_at INTEGER NOT NULL DEFAULT 0);
 )sql",
-// 5: the lab's handle of a visit that lives outside the daemon (a LAVA job id), stored before the visit waits, so
-// a restarted daemon follows that job on the same machine instead of submitting it again.
-R"sql(
+  // 5: the lab's handle of a visit that lives outside the daemon (a LAVA job id), stored before the visit waits, so
+  // a restarted daemon follows that job on the same machine instead of submitting it again.
+  R"sql(
 ALTER TABLE requests ADD COLUMN lab_handle TEXT NOT NULL DEFAULT '';
 )sql",
-// 6: one mail per culprit per tree and job: a report that repeats an earlier one names it and is not mailed
-// (no foreign key: deleting the first bisection must not fail on its repeats); the look-up by culprit.
-R"sql(
+  // 6: one mail per culprit per tree and job: a report that repeats an earlier one names it and is not mailed
+  // (no foreign key: deleting the first bisection must not fail on its repeats); the look-up by culprit.
+  R"sql(
 ALTER TABLE reports ADD COLUMN repeat_of INTEGER;
 CREATE INDEX bisections_culprit ON bisections(tree, job, culprit);
 )sql"};
@@ -138,9 +139,9 @@ Status migrate(Connection& connection, int target) {
   std::lock_guard lock(connection.mutex());
   BISECTD_TRY_ASSIGN(int version, current_version(connection));
   if (version > k_schema_version) {
-    return make_error(ErrorCode::invalid_config,
-                      "database schema version " + std::to_string(version) + " is newer than this bisectd (" +
-                        std::to_string(k_schema_version) + "); upgrade bisectd");
+    return make_error(ErrorCode::invalid_config, "database schema version " + std::to_string(version) +
+                                                   " is newer than this bisectd (" + std::to_string(k_schema_version) +
+                                                   "); upgrade bisectd");
   }
   for (int v = version; v < std::min(target, k_schema_version); ++v) {
     Transaction txn(connection);

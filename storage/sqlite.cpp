@@ -10,8 +10,7 @@ std::unexpected<Error> sqlite_error(sqlite3* db, std::string_view what) {
 }
 } // namespace
 
-Statement::Statement(Statement&& other) noexcept
-  : m_db(other.m_db), m_stmt(std::exchange(other.m_stmt, nullptr)) {}
+Statement::Statement(Statement&& other) noexcept : m_db(other.m_db), m_stmt(std::exchange(other.m_stmt, nullptr)) {}
 
 Statement::~Statement() {
   if (m_stmt != nullptr) {
@@ -57,7 +56,8 @@ std::string Statement::column_text(int column) const {
   if (text == nullptr) {
     return {};
   }
-  return std::string(reinterpret_cast<const char*>(text), static_cast<std::size_t>(sqlite3_column_bytes(m_stmt, column)));
+  return std::string(reinterpret_cast<const char*>(text),
+                     static_cast<std::size_t>(sqlite3_column_bytes(m_stmt, column)));
 }
 
 Result<std::unique_ptr<Connection>> Connection::open(const std::filesystem::path& path) {

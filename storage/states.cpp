@@ -7,8 +7,7 @@ namespace bisectd::storage {
 
 namespace {
 
-template <class Enum, std::size_t N>
-using Names = std::array<std::pair<Enum, std::string_view>, N>;
+template <class Enum, std::size_t N> using Names = std::array<std::pair<Enum, std::string_view>, N>;
 
 constexpr Names<RequestState, 5> k_request_states{{{RequestState::queued, "queued"},
                                                    {RequestState::building, "building"},
@@ -35,8 +34,7 @@ constexpr Names<CommitFlag, 4> k_commit_flags{{{CommitFlag::unbuildable, "unbuil
                                                {CommitFlag::unrunnable, "unrunnable"},
                                                {CommitFlag::infra, "infra"}}};
 
-template <class Enum, std::size_t N>
-constexpr std::string_view name_of(const Names<Enum, N>& names, Enum value) {
+template <class Enum, std::size_t N> constexpr std::string_view name_of(const Names<Enum, N>& names, Enum value) {
   for (const auto& [e, name] : names) {
     if (e == value) {
       return name;
@@ -79,14 +77,10 @@ std::optional<CommitFlag> parse_commit_flag(std::string_view name) { return valu
 
 std::int64_t CommitFlags::count(CommitFlag flag) const {
   switch (flag) {
-  case CommitFlag::unbuildable:
-    return unbuildable;
-  case CommitFlag::unbootable:
-    return unbootable;
-  case CommitFlag::unrunnable:
-    return unrunnable;
-  case CommitFlag::infra:
-    return infra;
+  case CommitFlag::unbuildable: return unbuildable;
+  case CommitFlag::unbootable: return unbootable;
+  case CommitFlag::unrunnable: return unrunnable;
+  case CommitFlag::infra: return infra;
   }
   return 0;
 }

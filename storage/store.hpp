@@ -53,8 +53,7 @@ public:
   Result<std::pair<int, int>> requeue_interrupted(int max_attempts) override;
   Status set_lab_handle(std::int64_t id, const std::string& handle) override;
   Status requeue_request(std::int64_t id, const std::string& message) override;
-  Result<std::int64_t> failed_requests_for(const std::string& job, const std::string& commit,
-                                           Purpose purpose) override;
+  Result<std::int64_t> failed_requests_for(const std::string& job, const std::string& commit, Purpose purpose) override;
   Result<std::vector<RequestRow>> requests_for_bisection(std::int64_t bisection_id) override;
   Result<std::vector<RequestRow>> requests_for_detection(std::int64_t detection_id) override;
   Result<std::vector<RequestRow>> queued_requests() override;
@@ -69,15 +68,13 @@ public:
   Result<std::vector<SampleRow>> samples(const std::string& job, const std::vector<std::string>& commits,
                                          const std::string& variant = "") override;
   Result<std::vector<MetricSample>> metric_samples(const std::string& job, const std::vector<std::string>& commits,
-                                                   const std::string& metric,
-                                                   const std::string& variant = "") override;
+                                                   const std::string& metric, const std::string& variant = "") override;
   Result<std::vector<MetricSample>> request_metric_samples(const std::vector<std::int64_t>& requests,
                                                            const std::string& metric) override;
-  Result<std::vector<std::pair<std::string, MetricSample>>> series_samples(
-    const std::string& tree, const std::string& job, const std::string& group,
-    const std::vector<std::string>& metrics) override;
-  Result<std::vector<SampleRow>> samples_for_commit_prefix(const std::string& prefix,
-                                                           const std::string& tree) override;
+  Result<std::vector<std::pair<std::string, MetricSample>>>
+  series_samples(const std::string& tree, const std::string& job, const std::string& group,
+                 const std::vector<std::string>& metrics) override;
+  Result<std::vector<SampleRow>> samples_for_commit_prefix(const std::string& prefix, const std::string& tree) override;
   Result<std::vector<SampleRow>> samples_for_job(const std::string& job) override;
   Result<std::int64_t> add_flag(const std::string& job, const std::string& commit, const std::string& variant,
                                 CommitFlag flag, const std::string& message) override;

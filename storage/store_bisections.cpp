@@ -1,8 +1,7 @@
 // Detections, bisections, their events and working-state marks, reports and the mail outbox.
-#include "storage/store.hpp"
-
 #include "base/clock.hpp"
 #include "storage/query.hpp"
+#include "storage/store.hpp"
 #include "storage/string_list.hpp"
 
 namespace bisectd::storage {
@@ -45,18 +44,12 @@ constexpr std::string_view k_detection_columns =
   "COALESCE(bisection_id, 0), created_at";
 
 DetectionRow read_detection(const Statement& s) {
-  return DetectionRow{s.column_int(0),
-                      s.column_text(1),
-                      s.column_text(2),
-                      s.column_text(3),
-                      s.column_text(4),
-                      s.column_text(5),
-                      s.column_text(6),
-                      parse_detection_state(s.column_text(7)).value_or(DetectionState::rejected),
-                      s.column_double(8),
-                      s.column_double(9),
-                      s.column_int(10),
-                      s.column_int(11)};
+  return DetectionRow{s.column_int(0),    s.column_text(1),
+                      s.column_text(2),   s.column_text(3),
+                      s.column_text(4),   s.column_text(5),
+                      s.column_text(6),   parse_detection_state(s.column_text(7)).value_or(DetectionState::rejected),
+                      s.column_double(8), s.column_double(9),
+                      s.column_int(10),   s.column_int(11)};
 }
 
 constexpr std::string_view k_report_columns =
@@ -85,11 +78,11 @@ Value name_value(std::string_view name) { return Value(std::string(name)); }
 
 Result<std::int64_t> Store::add_detection(const DetectionRow& d) {
   std::lock_guard lock(m_connection->mutex());
-  BISECTD_TRY(m_connection->run("INSERT INTO detections (tree, branch, job, good, bad, metric, state, change, p_value, "
-                                "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                                {text(d.tree), text(d.branch), text(d.job), text(d.good), text(d.bad), text(d.metric),
-                                 name_value(to_string(d.state)), Value(d.change), Value(d.p_value),
-                                 integer(base::unix_now())}));
+  BISECTD_TRY(
+    m_connection->run("INSERT INTO detections (tree, branch, job, good, bad, metric, state, change, p_value, "
+                      "created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                      {text(d.tree), text(d.branch), text(d.job), text(d.good), text(d.bad), text(d.metric),
+                       name_value(to_string(d.state)), Value(d.change), Value(d.p_value), integer(base::unix_now())}));
   return m_connection->last_insert_id();
 }
 
@@ -109,17 +102,17 @@ Result<std::vector<DetectionRow>> Store::detections(const std::string& tree) {
 }
 
 Result<std::vector<DetectionRow>> Store::detections_in_state(DetectionState state) {
-  return query<DetectionRow>(*m_connection,
-                             "SELECT " + std::string(k_detection_columns) + " FROM detections WHERE state = ? ORDER BY id",
-                             {name_value(to_string(state))}, read_detection);
+  return query<DetectionRow>(
+    *m_connection, "SELECT " + std::string(k_detection_columns) + " FROM detections WHERE state = ? ORDER BY id",
+    {name_value(to_string(state))}, read_detection);
 }
 
 Status Store::set_detection_state(std::int64_t id, DetectionState state, std::int64_t bisection_id,
                                   std::optional<double> change) {
   if (change) {
-    BISECTD_TRY(m_connection->run("UPDATE detections SET state = ?, bisection_id = ?, change = ? WHERE id = ?",
-                                  {name_value(to_string(state)), nullable_id(bisection_id), Value(*change),
-                                   integer(id)}));
+    BISECTD_TRY(
+      m_connection->run("UPDATE detections SET state = ?, bisection_id = ?, change = ? WHERE id = ?",
+                        {name_value(to_string(state)), nullable_id(bisection_id), Value(*change), integer(id)}));
     return {};
   }
   BISECTD_TRY(m_connection->run("UPDATE detections SET state = ?, bisection_id = ? WHERE id = ?",
@@ -139,11 +132,12 @@ Result<std::int64_t> Store::add_bisection(const BisectionRow& b) {
 
 Status Store::load_marks(std::vector<BisectionRow>& rows) {
   for (auto& b : rows) {
-    BISECTD_TRY_ASSIGN(auto marks, (query<std::pair<std::string, std::string>>(
-                                     *m_connection,
-                                     "SELECT mark, commit_sha FROM bisection_marks WHERE bisection_id = ?",
-                                     {integer(b.id)},
-                                     [](const Statement& s) { return std::pair{s.column_text(0), s.column_text(1)}; })));
+    BISECTD_TRY_ASSIGN(auto marks,
+                       (query<std::pair<std::string, std::string>>(
+                         *m_connection, "SELECT mark, commit_sha FROM bisection_marks WHERE bisection_id = ?",
+                         {integer(b.id)}, [](const Statement& s) {
+                           return std::pair{s.column_text(0), s.column_text(1)};
+                         })));
     for (auto& [mark, sha] : marks) {
       (mark == "excluded" ? b.excluded : b.prebuilt).insert(std::move(sha));
     }
@@ -152,10 +146,10 @@ Status Store::load_marks(std::vector<BisectionRow>& rows) {
 }
 
 Result<std::optional<BisectionRow>> Store::bisection(std::int64_t id) {
-  BISECTD_TRY_ASSIGN(auto rows, query<BisectionRow>(*m_connection,
-                                                    "SELECT " + std::string(k_bisection_columns) +
-                                                      " FROM bisections WHERE id = ?",
-                                                    {integer(id)}, read_bisection));
+  BISECTD_TRY_ASSIGN(auto rows,
+                     query<BisectionRow>(*m_connection,
+                                         "SELECT " + std::string(k_bisection_columns) + " FROM bisections WHERE id = ?",
+                                         {integer(id)}, read_bisection));
   BISECTD_TRY(load_marks(rows));
   return rows.empty() ? std::optional<BisectionRow>() : std::optional<BisectionRow>(std::move(rows.front()));
 }
@@ -167,8 +161,7 @@ Result<std::vector<BisectionRow>> Store::bisections(const std::string& tree, std
                                          "SELECT " + std::string(k_bisection_columns) +
                                            " FROM bisections WHERE (? = '' OR tree = ?) AND (? = '' OR state = ?) "
                                            "ORDER BY id DESC",
-                                         {text(tree), text(tree), text(state_name), text(state_name)},
-                                         read_bisection));
+                                         {text(tree), text(tree), text(state_name), text(state_name)}, read_bisection));
   BISECTD_TRY(load_marks(rows));
   return rows;
 }
@@ -203,9 +196,9 @@ namespace {
 
 // The state of bisection `id`, or not_found.
 Result<BisectionState> state_of(Connection& connection, std::int64_t id) {
-  BISECTD_TRY_ASSIGN(auto state, query_one<std::string>(connection, "SELECT state FROM bisections WHERE id = ?",
-                                                        {integer(id)},
-                                                        [](const Statement& s) { return s.column_text(0); }));
+  BISECTD_TRY_ASSIGN(auto state,
+                     query_one<std::string>(connection, "SELECT state FROM bisections WHERE id = ?", {integer(id)},
+                                            [](const Statement& s) { return s.column_text(0); }));
   if (!state) {
     return make_error(ErrorCode::not_found, "bisection " + std::to_string(id) + " not found");
   }
@@ -223,9 +216,9 @@ Status Store::end_running_bisection(std::int64_t bisection_id, BisectionState st
     return make_error(ErrorCode::conflict, "bisection " + std::to_string(bisection_id) + " is " +
                                              std::string(to_string(now_state)) + ", not running");
   }
-  BISECTD_TRY(m_connection->run("UPDATE bisections SET state = ?, error = ?, finished_at = ? WHERE id = ?",
-                                {text(std::string(to_string(state))), text(reason), integer(base::unix_now()),
-                                 integer(bisection_id)}));
+  BISECTD_TRY(m_connection->run(
+    "UPDATE bisections SET state = ?, error = ?, finished_at = ? WHERE id = ?",
+    {text(std::string(to_string(state))), text(reason), integer(base::unix_now()), integer(bisection_id)}));
   BISECTD_TRY(m_connection->run("UPDATE requests SET state = 'failed', error_code = ?, error = ? "
                                 "WHERE bisection_id = ? AND state = 'queued'",
                                 {text(request_code), text(request_error), integer(bisection_id)}));
@@ -249,10 +242,10 @@ Status Store::retry_bisection(std::int64_t bisection_id) {
   if (state == BisectionState::running) {
     return make_error(ErrorCode::conflict, "bisection " + std::to_string(bisection_id) + " is running already");
   }
-  BISECTD_TRY(m_connection->run(
-    "DELETE FROM commit_flags WHERE flag = 'infra' AND (job, commit_sha, variant) IN "
-    "(SELECT job, commit_sha, variant FROM requests WHERE bisection_id = ? AND state = 'failed')",
-    {integer(bisection_id)}));
+  BISECTD_TRY(
+    m_connection->run("DELETE FROM commit_flags WHERE flag = 'infra' AND (job, commit_sha, variant) IN "
+                      "(SELECT job, commit_sha, variant FROM requests WHERE bisection_id = ? AND state = 'failed')",
+                      {integer(bisection_id)}));
   BISECTD_TRY(m_connection->run("UPDATE bisections SET state = 'running', error = NULL, finished_at = NULL, "
                                 "culprit = NULL WHERE id = ?",
                                 {integer(bisection_id)}));
@@ -271,7 +264,8 @@ Result<std::int64_t> Store::delete_bisection(std::int64_t bisection_id, bool pur
   const std::string of_requests = "(SELECT id FROM requests WHERE bisection_id = ?)";
   if (purge) {
     BISECTD_TRY(m_connection->run("DELETE FROM sample_metrics WHERE sample_id IN (SELECT id FROM samples WHERE "
-                                  "request_id IN " + of_requests + ")",
+                                  "request_id IN " +
+                                    of_requests + ")",
                                   {integer(bisection_id)}));
     BISECTD_TRY_ASSIGN(int deleted, m_connection->run("DELETE FROM samples WHERE request_id IN " + of_requests,
                                                       {integer(bisection_id)}));
@@ -281,17 +275,17 @@ Result<std::int64_t> Store::delete_bisection(std::int64_t bisection_id, bool pur
   BISECTD_TRY(m_connection->run("DELETE FROM requests WHERE bisection_id = ? AND id NOT IN "
                                 "(SELECT request_id FROM samples)",
                                 {integer(bisection_id)}));
-  BISECTD_TRY(m_connection->run("UPDATE requests SET bisection_id = NULL WHERE bisection_id = ?",
-                                {integer(bisection_id)}));
+  BISECTD_TRY(
+    m_connection->run("UPDATE requests SET bisection_id = NULL WHERE bisection_id = ?", {integer(bisection_id)}));
   BISECTD_TRY(m_connection->run("DELETE FROM outbox WHERE report_id IN (SELECT id FROM reports WHERE "
                                 "bisection_id = ?)",
                                 {integer(bisection_id)}));
   for (const char* table : {"reports", "bisection_events", "bisection_marks"}) {
-    BISECTD_TRY(m_connection->run(std::string("DELETE FROM ") + table + " WHERE bisection_id = ?",
-                                  {integer(bisection_id)}));
+    BISECTD_TRY(
+      m_connection->run(std::string("DELETE FROM ") + table + " WHERE bisection_id = ?", {integer(bisection_id)}));
   }
-  BISECTD_TRY(m_connection->run("UPDATE detections SET bisection_id = NULL WHERE bisection_id = ?",
-                                {integer(bisection_id)}));
+  BISECTD_TRY(
+    m_connection->run("UPDATE detections SET bisection_id = NULL WHERE bisection_id = ?", {integer(bisection_id)}));
   BISECTD_TRY(m_connection->run("DELETE FROM bisections WHERE id = ?", {integer(bisection_id)}));
   BISECTD_TRY(txn.commit());
   return purged;
@@ -305,8 +299,9 @@ Status Store::add_event(std::int64_t bisection_id, const std::string& message) {
 
 Result<std::vector<EventRow>> Store::events(std::int64_t bisection_id) {
   return query<EventRow>(*m_connection, "SELECT at, message FROM bisection_events WHERE bisection_id = ? ORDER BY id",
-                         {integer(bisection_id)},
-                         [](const Statement& s) { return EventRow{s.column_int(0), s.column_text(1)}; });
+                         {integer(bisection_id)}, [](const Statement& s) {
+                           return EventRow{s.column_int(0), s.column_text(1)};
+                         });
 }
 
 Status Store::finish_bisection(const BisectionRow& bisection, const std::optional<ReportRow>& report) {
@@ -350,16 +345,17 @@ Result<std::optional<ReportRow>> Store::first_report(const std::string& tree, co
 namespace {
 
 Result<std::vector<std::pair<OutboxRow, ReportRow>>> mail_where(Connection& connection, const std::string& where,
-                                                               const std::vector<Value>& params) {
+                                                                const std::vector<Value>& params) {
   return query<std::pair<OutboxRow, ReportRow>>(
     connection,
     "SELECT " + std::string(k_report_columns) +
       ", o.id, o.report_id, o.state, o.attempts, o.next_attempt_at, COALESCE(o.last_error, '') "
-      "FROM outbox o JOIN reports r ON o.report_id = r.id WHERE " + where + " ORDER BY o.id",
+      "FROM outbox o JOIN reports r ON o.report_id = r.id WHERE " +
+      where + " ORDER BY o.id",
     params, [](const Statement& s) {
-      OutboxRow o{s.column_int(13), s.column_int(14),
-                  parse_outbox_state(s.column_text(15)).value_or(OutboxState::failed), s.column_int(16),
-                  s.column_int(17), s.column_text(18)};
+      OutboxRow o{
+        s.column_int(13), s.column_int(14), parse_outbox_state(s.column_text(15)).value_or(OutboxState::failed),
+        s.column_int(16), s.column_int(17), s.column_text(18)};
       return std::pair{o, read_report(s)};
     });
 }

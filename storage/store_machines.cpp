@@ -1,8 +1,7 @@
 // Machine health: consecutive infra failures and quarantine.
-#include "storage/store.hpp"
-
 #include "base/clock.hpp"
 #include "storage/query.hpp"
+#include "storage/store.hpp"
 
 namespace bisectd::storage {
 

@@ -1,8 +1,7 @@
 // The durable test queue.
-#include "storage/store.hpp"
-
 #include "base/clock.hpp"
 #include "storage/query.hpp"
+#include "storage/store.hpp"
 
 namespace bisectd::storage {
 
@@ -53,9 +52,8 @@ Result<std::int64_t> Store::enqueue(const RequestRow& r) {
     "INSERT INTO requests (tree, job, commit_sha, purpose, bisection_id, detection_id, machine_group, pin_machine, "
     "runs, variant, state, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'queued', ?, ?)",
     {text(r.tree), text(r.job), text(r.commit), text(std::string(to_string(r.purpose))), nullable_id(r.bisection_id),
-     nullable_id(r.detection_id), text(r.machine_group),
-     r.pin_machine.empty() ? Value(nullptr) : text(r.pin_machine), integer(r.runs), text(r.variant), integer(now),
-     integer(now)}));
+     nullable_id(r.detection_id), text(r.machine_group), r.pin_machine.empty() ? Value(nullptr) : text(r.pin_machine),
+     integer(r.runs), text(r.variant), integer(now), integer(now)}));
   return m_connection->last_insert_id();
 }
 
@@ -101,10 +99,12 @@ Status Store::fail_request(std::int64_t id, const std::string& code, const std::
 Result<std::pair<int, int>> Store::requeue_interrupted(int max_attempts) {
   Transaction txn(*m_connection);
   BISECTD_TRY(txn.begin());
-  BISECTD_TRY_ASSIGN(int failed, m_connection->run(
-    "UPDATE requests SET state = 'failed', error_code = 'infra', error = 'interrupted by a daemon stop ' || "
-    "attempts || ' times', updated_at = ? WHERE state IN ('building', 'running') AND attempts >= ?",
-    {integer(base::unix_now()), integer(max_attempts)}));
+  BISECTD_TRY_ASSIGN(
+    int failed,
+    m_connection->run(
+      "UPDATE requests SET state = 'failed', error_code = 'infra', error = 'interrupted by a daemon stop ' || "
+      "attempts || ' times', updated_at = ? WHERE state IN ('building', 'running') AND attempts >= ?",
+      {integer(base::unix_now()), integer(max_attempts)}));
   BISECTD_TRY_ASSIGN(int requeued,
                      m_connection->run("UPDATE requests SET state = 'queued' WHERE state IN ('building', 'running')"));
   BISECTD_TRY(txn.commit());
@@ -118,9 +118,10 @@ Status Store::set_lab_handle(std::int64_t id, const std::string& handle) {
 }
 
 Status Store::requeue_request(std::int64_t id, const std::string& message) {
-  BISECTD_TRY(m_connection->run("UPDATE requests SET state = 'queued', attempts = MAX(attempts - 1, 0), lab_handle = '', "
-                                "error = ?, error_code = 'cancelled', retry_at = 0, updated_at = ? WHERE id = ?",
-                                {text(message), integer(base::unix_now()), integer(id)}));
+  BISECTD_TRY(
+    m_connection->run("UPDATE requests SET state = 'queued', attempts = MAX(attempts - 1, 0), lab_handle = '', "
+                      "error = ?, error_code = 'cancelled', retry_at = 0, updated_at = ? WHERE id = ?",
+                      {text(message), integer(base::unix_now()), integer(id)}));
   return {};
 }
 
@@ -161,9 +162,11 @@ Result<std::int64_t> Store::open_requests_for(const std::string& job, const std:
 }
 
 Result<std::map<std::string, std::int64_t>> Store::request_counts() {
-  BISECTD_TRY_ASSIGN(auto rows, query<std::pair<std::string, std::int64_t>>(
-                                  *m_connection, "SELECT state, COUNT(*) FROM requests GROUP BY state", {},
-                                  [](const Statement& s) { return std::pair{s.column_text(0), s.column_int(1)}; }));
+  BISECTD_TRY_ASSIGN(
+    auto rows, query<std::pair<std::string, std::int64_t>>(
+                 *m_connection, "SELECT state, COUNT(*) FROM requests GROUP BY state", {}, [](const Statement& s) {
+                   return std::pair{s.column_text(0), s.column_int(1)};
+                 }));
   return std::map<std::string, std::int64_t>(rows.begin(), rows.end());
 }
 
@@ -179,11 +182,13 @@ Result<std::vector<std::string>> Store::watched_commits(const std::string& tree,
 
 Result<bool> Store::is_watched(const std::string& tree, const std::string& job, const std::string& group,
                                const std::string& commit) {
-  BISECTD_TRY_ASSIGN(auto rows, query<std::int64_t>(
-    *m_connection,
-    "SELECT COUNT(*) FROM requests WHERE tree = ? AND job = ? AND machine_group = ? AND purpose = 'watch' "
-    "AND state = 'done' AND commit_sha = ?",
-    {text(tree), text(job), text(group), text(commit)}, [](const Statement& s) { return s.column_int(0); }));
+  BISECTD_TRY_ASSIGN(
+    auto rows,
+    query<std::int64_t>(
+      *m_connection,
+      "SELECT COUNT(*) FROM requests WHERE tree = ? AND job = ? AND machine_group = ? AND purpose = 'watch' "
+      "AND state = 'done' AND commit_sha = ?",
+      {text(tree), text(job), text(group), text(commit)}, [](const Statement& s) { return s.column_int(0); }));
   return !rows.empty() && rows.front() > 0;
 }
 

@@ -1,8 +1,7 @@
 // Samples with their metrics (one row per metric in sample_metrics), commit flags and the build record.
-#include "storage/store.hpp"
-
 #include "base/clock.hpp"
 #include "storage/query.hpp"
+#include "storage/store.hpp"
 
 namespace bisectd::storage {
 
@@ -32,7 +31,7 @@ SampleRow read_sample(const Statement& s) {
 constexpr std::string_view k_metric_columns = "s.id, s.commit_sha, s.machine, s.boot_id, m.value, s.verification";
 
 MetricSample read_metric_sample(const Statement& s, int first = 0) {
-  return MetricSample{s.column_int(first), s.column_text(first + 1), s.column_text(first + 2),
+  return MetricSample{s.column_int(first),      s.column_text(first + 1),   s.column_text(first + 2),
                       s.column_text(first + 3), s.column_double(first + 4), s.column_int(first + 5) != 0};
 }
 
@@ -63,7 +62,7 @@ Status fill_metrics(Connection& connection, std::vector<SampleRow>& rows) {
 }
 
 Result<std::vector<SampleRow>> samples_where(Connection& connection, const std::string& where,
-                                                    const std::vector<Value>& params) {
+                                             const std::vector<Value>& params) {
   BISECTD_TRY_ASSIGN(auto rows, query<SampleRow>(connection,
                                                  "SELECT " + std::string(k_sample_columns) + " FROM samples WHERE " +
                                                    where + " ORDER BY id",
@@ -111,13 +110,13 @@ Result<std::vector<MetricSample>> Store::metric_samples(const std::string& job, 
   std::vector<MetricSample> all;
   std::lock_guard lock(m_connection->mutex()); // one statement text, prepared once per call
   for (const auto& commit : commits) {
-    BISECTD_TRY_ASSIGN(auto rows, query<MetricSample>(
-                                    *m_connection,
-                                    "SELECT " + std::string(k_metric_columns) +
-                                      " FROM samples s JOIN sample_metrics m ON m.sample_id = s.id AND m.name = ? "
-                                      "WHERE s.job = ? AND s.commit_sha = ? AND s.variant = ? ORDER BY s.id",
-                                    {text(metric), text(job), text(commit), text(variant)},
-                                    [](const Statement& s) { return read_metric_sample(s); }));
+    BISECTD_TRY_ASSIGN(
+      auto rows, query<MetricSample>(*m_connection,
+                                     "SELECT " + std::string(k_metric_columns) +
+                                       " FROM samples s JOIN sample_metrics m ON m.sample_id = s.id AND m.name = ? "
+                                       "WHERE s.job = ? AND s.commit_sha = ? AND s.variant = ? ORDER BY s.id",
+                                     {text(metric), text(job), text(commit), text(variant)},
+                                     [](const Statement& s) { return read_metric_sample(s); }));
     all.insert(all.end(), rows.begin(), rows.end());
   }
   return all;
@@ -127,21 +126,21 @@ Result<std::vector<MetricSample>> Store::request_metric_samples(const std::vecto
                                                                 const std::string& metric) {
   std::vector<MetricSample> all;
   for (auto id : requests) {
-    BISECTD_TRY_ASSIGN(auto rows, query<MetricSample>(
-                                    *m_connection,
-                                    "SELECT " + std::string(k_metric_columns) +
-                                      " FROM samples s JOIN sample_metrics m ON m.sample_id = s.id AND m.name = ? "
-                                      "WHERE s.request_id = ? ORDER BY s.id",
-                                    {text(metric), integer(id)},
-                                    [](const Statement& s) { return read_metric_sample(s); }));
+    BISECTD_TRY_ASSIGN(
+      auto rows,
+      query<MetricSample>(*m_connection,
+                          "SELECT " + std::string(k_metric_columns) +
+                            " FROM samples s JOIN sample_metrics m ON m.sample_id = s.id AND m.name = ? "
+                            "WHERE s.request_id = ? ORDER BY s.id",
+                          {text(metric), integer(id)}, [](const Statement& s) { return read_metric_sample(s); }));
     all.insert(all.end(), rows.begin(), rows.end());
   }
   return all;
 }
 
-Result<std::vector<std::pair<std::string, MetricSample>>> Store::series_samples(
-  const std::string& tree, const std::string& job, const std::string& group,
-  const std::vector<std::string>& metrics) {
+Result<std::vector<std::pair<std::string, MetricSample>>>
+Store::series_samples(const std::string& tree, const std::string& job, const std::string& group,
+                      const std::vector<std::string>& metrics) {
   std::vector<std::pair<std::string, MetricSample>> all;
   for (const auto& metric : metrics) {
     BISECTD_TRY_ASSIGN(auto rows, (query<std::pair<std::string, MetricSample>>(
@@ -151,8 +150,7 @@ Result<std::vector<std::pair<std::string, MetricSample>>> Store::series_samples(
                                       "JOIN sample_metrics m ON m.sample_id = s.id AND m.name = ? "
                                       "WHERE r.tree = ? AND r.job = ? AND r.machine_group = ? AND s.variant = '' "
                                       "ORDER BY s.id",
-                                    {text(metric), text(tree), text(job), text(group)},
-                                    [](const Statement& s) {
+                                    {text(metric), text(tree), text(job), text(group)}, [](const Statement& s) {
                                       return std::pair{s.column_text(0), read_metric_sample(s, 1)};
                                     })));
     all.insert(all.end(), rows.begin(), rows.end());
@@ -187,11 +185,12 @@ Result<std::int64_t> Store::add_flag(const std::string& job, const std::string& 
 }
 
 Result<CommitFlags> Store::flags(const std::string& job, const std::string& commit, const std::string& variant) {
-  BISECTD_TRY_ASSIGN(auto rows, query<std::pair<std::string, std::int64_t>>(
-                                  *m_connection,
-                                  "SELECT flag, count FROM commit_flags WHERE job = ? AND commit_sha = ? AND variant = ?",
-                                  {text(job), text(commit), text(variant)},
-                                  [](const Statement& s) { return std::pair{s.column_text(0), s.column_int(1)}; }));
+  BISECTD_TRY_ASSIGN(
+    auto rows, query<std::pair<std::string, std::int64_t>>(
+                 *m_connection, "SELECT flag, count FROM commit_flags WHERE job = ? AND commit_sha = ? AND variant = ?",
+                 {text(job), text(commit), text(variant)}, [](const Statement& s) {
+                   return std::pair{s.column_text(0), s.column_int(1)};
+                 }));
   CommitFlags flags;
   for (const auto& [name, count] : rows) {
     auto flag = parse_commit_flag(name);
@@ -199,18 +198,10 @@ Result<CommitFlags> Store::flags(const std::string& job, const std::string& comm
       continue;
     }
     switch (*flag) {
-    case CommitFlag::unbuildable:
-      flags.unbuildable = count;
-      break;
-    case CommitFlag::unbootable:
-      flags.unbootable = count;
-      break;
-    case CommitFlag::unrunnable:
-      flags.unrunnable = count;
-      break;
-    case CommitFlag::infra:
-      flags.infra = count;
-      break;
+    case CommitFlag::unbuildable: flags.unbuildable = count; break;
+    case CommitFlag::unbootable: flags.unbootable = count; break;
+    case CommitFlag::unrunnable: flags.unrunnable = count; break;
+    case CommitFlag::infra: flags.infra = count; break;
     }
   }
   return flags;
@@ -230,7 +221,7 @@ Result<std::optional<BuildRecord>> Store::last_build(const std::string& job, con
                                 "SELECT job, commit_sha, variant, outcome, seconds, COALESCE(log_path, '') FROM builds "
                                 "WHERE job = ? AND commit_sha = ? AND variant = ? ORDER BY id DESC LIMIT 1",
                                 {text(job), text(commit), text(variant)}, [](const Statement& s) {
-                                  return BuildRecord{s.column_text(0), s.column_text(1), s.column_text(2),
+                                  return BuildRecord{s.column_text(0), s.column_text(1),   s.column_text(2),
                                                      s.column_text(3), s.column_double(4), s.column_text(5)};
                                 });
 }

@@ -1,9 +1,8 @@
 // Trees, jobs and branch heads.
-#include "storage/store.hpp"
-
 #include "base/clock.hpp"
 #include "storage/query.hpp"
 #include "storage/schema.hpp"
+#include "storage/store.hpp"
 #include "storage/string_list.hpp"
 
 namespace bisectd::storage {
@@ -26,7 +25,9 @@ TreeRow read_tree(const Statement& s) {
                  s.column_int(9)};
 }
 
-JobRow read_job(const Statement& s) { return JobRow{s.column_text(0), s.column_text(1), s.column_text(2), s.column_int(3)}; }
+JobRow read_job(const Statement& s) {
+  return JobRow{s.column_text(0), s.column_text(1), s.column_text(2), s.column_int(3)};
+}
 
 } // namespace
 
@@ -43,9 +44,9 @@ Result<std::unique_ptr<Store>> Store::open(const std::filesystem::path& file) {
 Status Store::add_tree(const TreeRow& tree, const JobRow& job) {
   Transaction txn(*m_connection);
   BISECTD_TRY(txn.begin());
-  BISECTD_TRY_ASSIGN(auto existing, query_one<std::int64_t>(*m_connection,
-                       "SELECT removed FROM trees WHERE name = ?", {text(tree.name)},
-                       [](const Statement& s) { return s.column_int(0); }));
+  BISECTD_TRY_ASSIGN(auto existing,
+                     query_one<std::int64_t>(*m_connection, "SELECT removed FROM trees WHERE name = ?",
+                                             {text(tree.name)}, [](const Statement& s) { return s.column_int(0); }));
   if (existing && *existing == 0) {
     return make_error(ErrorCode::conflict, "tree '" + tree.name + "' exists already");
   }
@@ -56,8 +57,7 @@ Status Store::add_tree(const TreeRow& tree, const JobRow& job) {
     "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
     {text(tree.name), text(tree.url), text(encode_string_list(tree.branches)), text(tree.job),
      text(encode_string_list(tree.notify)), text(encode_string_list(tree.mail_cc)), integer(tree.is_private ? 1 : 0),
-     integer(tree.poll_interval_s),
-     integer(base::unix_now())}));
+     integer(tree.poll_interval_s), integer(base::unix_now())}));
   return txn.commit();
 }
 
@@ -76,8 +76,8 @@ Result<std::optional<TreeRow>> Store::tree(const std::string& name) {
 Status Store::remove_tree(const std::string& name) {
   Transaction txn(*m_connection);
   BISECTD_TRY(txn.begin());
-  BISECTD_TRY_ASSIGN(int changed, m_connection->run("UPDATE trees SET removed = 1 WHERE name = ? AND removed = 0",
-                                                    {text(name)}));
+  BISECTD_TRY_ASSIGN(int changed,
+                     m_connection->run("UPDATE trees SET removed = 1 WHERE name = ? AND removed = 0", {text(name)}));
   if (changed == 0) {
     return make_error(ErrorCode::not_found, "tree '" + name + "' not found");
   }
@@ -99,11 +99,13 @@ Status Store::update_tree(const TreeRow& tree, const std::optional<JobRow>& job)
   if (job) {
     BISECTD_TRY(put_job(*job));
   }
-  BISECTD_TRY_ASSIGN(int changed, m_connection->run(
-    "UPDATE trees SET job = ?, notify = ?, mail_cc = ?, private = ?, poll_interval_s = ? WHERE name = ? AND "
-    "removed = 0",
-    {text(tree.job), text(encode_string_list(tree.notify)), text(encode_string_list(tree.mail_cc)),
-     integer(tree.is_private ? 1 : 0), integer(tree.poll_interval_s), text(tree.name)}));
+  BISECTD_TRY_ASSIGN(
+    int changed,
+    m_connection->run(
+      "UPDATE trees SET job = ?, notify = ?, mail_cc = ?, private = ?, poll_interval_s = ? WHERE name = ? AND "
+      "removed = 0",
+      {text(tree.job), text(encode_string_list(tree.notify)), text(encode_string_list(tree.mail_cc)),
+       integer(tree.is_private ? 1 : 0), integer(tree.poll_interval_s), text(tree.name)}));
   if (changed == 0) {
     return make_error(ErrorCode::not_found, "tree '" + tree.name + "' not found");
   }
@@ -118,8 +120,8 @@ Status Store::put_job(const JobRow& job) {
 }
 
 Result<std::optional<JobRow>> Store::job(const std::string& name) {
-  return query_one<JobRow>(*m_connection, "SELECT name, path, yaml, created_at FROM jobs WHERE name = ?",
-                           {text(name)}, read_job);
+  return query_one<JobRow>(*m_connection, "SELECT name, path, yaml, created_at FROM jobs WHERE name = ?", {text(name)},
+                           read_job);
 }
 
 Result<std::vector<JobRow>> Store::jobs() {

@@ -16,7 +16,10 @@ bool read_hex4(std::string_view text, std::size_t at, std::uint32_t& code) {
   code = 0;
   for (std::size_t i = at; i < at + 4; ++i) {
     char c = text[i];
-    int digit = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+    int digit = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
     if (digit < 0) {
       return false;
     }

@@ -2,12 +2,13 @@
 
 #include "vcs/git_handle.hpp"
 
-#include <cstring>
 #include <fcntl.h>
-#include <queue>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <cstring>
+#include <queue>
 
 namespace bisectd::vcs::detail {
 
@@ -165,7 +166,7 @@ Status write_commit_graph(git_repository* repo) {
   git_commit_graph_writer* writer = nullptr;
   BISECTD_TRY(check(git_commit_graph_writer_new(&writer, info.c_str()), "commit-graph writer", ErrorCode::io));
   std::unique_ptr<git_commit_graph_writer, decltype(&git_commit_graph_writer_free)> owned(writer,
-                                                                                         git_commit_graph_writer_free);
+                                                                                          git_commit_graph_writer_free);
   git_revwalk* raw = nullptr;
   BISECTD_TRY(check(git_revwalk_new(&raw, repo), "commit-graph walk"));
   RevwalkPtr walk(raw);
@@ -189,7 +190,8 @@ std::optional<std::vector<std::uint32_t>> graph_range(const CommitGraph& graph, 
   auto push = [&](std::uint32_t pos, std::uint8_t mark) {
     flags[pos] |= static_cast<std::uint8_t>(k_seen | mark);
     interesting += (flags[pos] & k_uninteresting) == 0 ? 1 : 0;
-    queue.emplace((std::uint64_t{graph.generation(pos)} << 34) | static_cast<std::uint64_t>(graph.commit_time(pos)), pos);
+    queue.emplace((std::uint64_t{graph.generation(pos)} << 34) | static_cast<std::uint64_t>(graph.commit_time(pos)),
+                  pos);
   };
   auto bad_pos = graph.find(bad);
   if (!bad_pos) {

@@ -1,8 +1,7 @@
 // What a commit changed: paths, a mailable patch, and a revert of it on top of another commit.
-#include "vcs/repository.hpp"
-
 #include "vcs/commit_message.hpp"
 #include "vcs/git_handle.hpp"
+#include "vcs/repository.hpp"
 
 #include <algorithm>
 #include <array>
@@ -44,8 +43,9 @@ Result<std::string> diff_text(git_diff* diff, const std::string& sha) {
   BISECTD_TRY(check(git_diff_get_stats(&raw_stats, diff), "diffstat of " + sha));
   DiffStatsPtr stats(raw_stats);
   Buf stat_text;
-  BISECTD_TRY(check(git_diff_stats_to_buf(stat_text.get(), stats.get(),
-                                          static_cast<git_diff_stats_format_t>(GIT_DIFF_STATS_FULL | GIT_DIFF_STATS_INCLUDE_SUMMARY), 72),
+  BISECTD_TRY(check(git_diff_stats_to_buf(
+                      stat_text.get(), stats.get(),
+                      static_cast<git_diff_stats_format_t>(GIT_DIFF_STATS_FULL | GIT_DIFF_STATS_INCLUDE_SUMMARY), 72),
                     "diffstat of " + sha));
   Buf patch_text;
   BISECTD_TRY(check(git_diff_to_buf(patch_text.get(), diff, GIT_DIFF_FORMAT_PATCH), "patch of " + sha));
@@ -130,7 +130,8 @@ Result<std::string> Repository::revert_onto(const std::string& culprit, const st
   unsigned mainline = git_commit_parentcount(bad.get()) > 1 ? 1 : 0;
   git_merge_options merge_options = GIT_MERGE_OPTIONS_INIT;
   git_index* raw_index = nullptr;
-  BISECTD_TRY(check(git_revert_commit(&raw_index, m_repo.get(), bad.get(), base.get(), mainline, &merge_options), what));
+  BISECTD_TRY(
+    check(git_revert_commit(&raw_index, m_repo.get(), bad.get(), base.get(), mainline, &merge_options), what));
   IndexPtr index(raw_index);
   if (git_index_has_conflicts(index.get()) != 0) {
     std::vector<std::string> paths = conflict_paths(index.get());

@@ -16,7 +16,8 @@ void ensure_libgit2() {
 
 Error git_failure(int rc, std::string_view what, ErrorCode fallback) {
   const git_error* last = git_error_last();
-  std::string cause = last != nullptr && last->message != nullptr ? last->message : "libgit2 error " + std::to_string(rc);
+  std::string cause =
+    last != nullptr && last->message != nullptr ? last->message : "libgit2 error " + std::to_string(rc);
   ErrorCode code = fallback;
   if (rc == GIT_ENOTFOUND) {
     code = ErrorCode::not_found;
@@ -62,8 +63,8 @@ Result<CommitPtr> lookup_commit(git_repository* repo, const std::string& rev) {
   }
   ObjectPtr owned(object);
   git_object* peeled = nullptr;
-  BISECTD_TRY(check(git_object_peel(&peeled, owned.get(), GIT_OBJECT_COMMIT),
-                    "revision '" + rev + "': not a commit", ErrorCode::invalid_input));
+  BISECTD_TRY(check(git_object_peel(&peeled, owned.get(), GIT_OBJECT_COMMIT), "revision '" + rev + "': not a commit",
+                    ErrorCode::invalid_input));
   return CommitPtr(reinterpret_cast<git_commit*>(peeled));
 }
 

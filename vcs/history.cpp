@@ -1,9 +1,8 @@
 // Commit metadata and the commit lists bisection works on (first-parent chain, full range).
-#include "vcs/repository.hpp"
-
 #include "vcs/commit_graph.hpp"
 #include "vcs/commit_message.hpp"
 #include "vcs/git_handle.hpp"
+#include "vcs/repository.hpp"
 
 #include <algorithm>
 
@@ -74,8 +73,7 @@ Result<std::vector<std::string>> Repository::first_parent_chain(const std::strin
   BISECTD_TRY_ASSIGN(auto current, lookup_commit(m_repo.get(), bad));
   const git_oid good_id = *git_commit_id(good_commit.get());
   auto not_on_chain = [&] {
-    return make_error(ErrorCode::invalid_input,
-                      "good " + good + " is not on the first-parent chain of bad " + bad);
+    return make_error(ErrorCode::invalid_input, "good " + good + " is not on the first-parent chain of bad " + bad);
   };
   std::vector<std::string> chain;
   while (true) {
@@ -147,8 +145,7 @@ Result<std::vector<CommitInfo>> Repository::range(const std::vector<std::string>
   return commits;
 }
 
-Result<std::vector<CommitNode>> Repository::range_graph(const std::vector<std::string>& goods,
-                                                        const std::string& bad) {
+Result<std::vector<CommitNode>> Repository::range_graph(const std::vector<std::string>& goods, const std::string& bad) {
   BISECTD_TRY_ASSIGN(auto range, range_ids(m_repo.get(), goods, bad));
   std::vector<CommitNode> nodes(range.ids.size());
   std::vector<std::uint32_t> parents;

@@ -44,8 +44,7 @@ char first_unsafe(std::string_view url) {
 }
 
 bool is_host_char(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' ||
-         c == '_';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
 }
 
 // scp-like "[user@]host:path": host made of [A-Za-z0-9._-], not starting with '-', path not empty.

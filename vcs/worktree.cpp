@@ -1,10 +1,9 @@
 // Reusable build worktrees: a non-bare repository per worktree that borrows the mirror's objects through
 // .git/objects/info/alternates, so a checkout rewrites only the files that differ and incremental builds
 // (make, kbuild) see unchanged mtimes on everything else.
-#include "vcs/repository.hpp"
-
 #include "base/fs.hpp"
 #include "vcs/git_handle.hpp"
+#include "vcs/repository.hpp"
 
 #include <system_error>
 
@@ -39,7 +38,8 @@ Result<RepoPtr> open_worktree(const fs::path& worktree, const fs::path& objects_
   if (!is_repo) {
     BISECTD_TRY(base::make_dirs(worktree));
     git_repository* created = nullptr;
-    BISECTD_TRY(check(git_repository_init(&created, worktree.c_str(), 0), "worktree " + worktree.string(), ErrorCode::io));
+    BISECTD_TRY(
+      check(git_repository_init(&created, worktree.c_str(), 0), "worktree " + worktree.string(), ErrorCode::io));
     git_repository_free(created);
   }
   BISECTD_TRY(write_alternates(worktree, objects_dir));
@@ -96,8 +96,8 @@ Status Repository::checkout(const std::string& sha, const fs::path& worktree) {
     baseline.reset(index);
     options.baseline_index = index;
   }
-  BISECTD_TRY(check(git_checkout_tree(repo->get(), reinterpret_cast<const git_object*>(target), &options), what,
-                    ErrorCode::io));
+  BISECTD_TRY(
+    check(git_checkout_tree(repo->get(), reinterpret_cast<const git_object*>(target), &options), what, ErrorCode::io));
   BISECTD_TRY(check(git_repository_set_head_detached(repo->get(), &id), what + ": detach HEAD", ErrorCode::io));
   return {};
 }

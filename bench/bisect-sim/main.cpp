@@ -7,8 +7,8 @@
 #include "sim_world.hpp"
 
 #include <chrono>
-#include <cstdlib>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -28,8 +28,9 @@ struct Options {
 };
 
 std::vector<MethodKind> all_methods() {
-  return {MethodKind::bcb, MethodKind::bcb_min_runs, MethodKind::bcb_no_prebuild, MethodKind::fixed3, MethodKind::fixed5, MethodKind::fixed10, MethodKind::lkp,
-          MethodKind::pinpoint};
+  return {MethodKind::bcb,    MethodKind::bcb_min_runs, MethodKind::bcb_no_prebuild,
+          MethodKind::fixed3, MethodKind::fixed5,       MethodKind::fixed10,
+          MethodKind::lkp,    MethodKind::pinpoint};
 }
 
 Scenario make(std::string name, std::size_t n, double d, Noise noise, int trials) {
@@ -90,8 +91,8 @@ std::vector<Scenario> scenarios(bool quick) {
 std::vector<MethodKind> methods_for(const Scenario& sc, const Options& opt) {
   std::vector<MethodKind> out;
   for (MethodKind m : all_methods()) {
-    bool wanted = opt.methods.empty() || ("," + opt.methods + ",").find("," + std::string(to_string(m)) + ",") !=
-                                           std::string::npos;
+    bool wanted =
+      opt.methods.empty() || ("," + opt.methods + ",").find("," + std::string(to_string(m)) + ",") != std::string::npos;
     // Pinpoint has no merge recursion here, so its merge row would only measure that. The quick mode runs the
     // run-minimizing and build-charging BCB variants on the target row only (it is the slowest to simulate).
     bool skip = (m == MethodKind::pinpoint && sc.merges > 0) ||
@@ -183,13 +184,16 @@ int main(int argc, char** argv) {
       double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       std::printf("%s", opt.json ? (json_row(row) + "\n").c_str() : markdown_row(row).c_str());
       std::fflush(stdout);
-      std::fprintf(stderr, "bisect-sim: %s %s: %d trials in %.1fs\n", sc.name.c_str(), row.method.c_str(), trials, secs);
+      std::fprintf(stderr, "bisect-sim: %s %s: %d trials in %.1fs\n", sc.name.c_str(), row.method.c_str(), trials,
+                   secs);
       if (sc.name == k_target_scenario && m == MethodKind::bcb) {
         target_seen = true;
         target_ok = row.accuracy >= 0.99 && row.mean_runs <= 1.5 * row.r_lb;
-        std::fprintf(stderr, "bisect-sim: target %s: accuracy %.4f [%.4f, %.4f] (need >= 0.99), runs %.2f vs 1.5 x R_LB = "
-                     "%.2f: %s\n", k_target_scenario, row.accuracy, row.acc_low, row.acc_high, row.mean_runs,
-                     1.5 * row.r_lb, target_ok ? "met" : "NOT met");
+        std::fprintf(stderr,
+                     "bisect-sim: target %s: accuracy %.4f [%.4f, %.4f] (need >= 0.99), runs %.2f vs 1.5 x R_LB = "
+                     "%.2f: %s\n",
+                     k_target_scenario, row.accuracy, row.acc_low, row.acc_high, row.mean_runs, 1.5 * row.r_lb,
+                     target_ok ? "met" : "NOT met");
       }
     }
   }

@@ -1,7 +1,6 @@
 // The simulated lab: K machines, the build store, the prebuilder's build slot, the clock and the ledger.
-#include "sim_runner.hpp"
-
 #include "bisect/detect.hpp"
+#include "sim_runner.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,10 +8,12 @@
 
 namespace bisectd::sim {
 
-Lab::Lab(const World& world, int machines) : m_world(world), m_machines(static_cast<std::size_t>(std::max(1, machines))) {}
+Lab::Lab(const World& world, int machines)
+    : m_world(world), m_machines(static_cast<std::size_t>(std::max(1, machines))) {}
 
 int Lab::idle() const {
-  return static_cast<int>(std::count_if(m_machines.begin(), m_machines.end(), [](const Machine& m) { return !m.busy; }));
+  return static_cast<int>(
+    std::count_if(m_machines.begin(), m_machines.end(), [](const Machine& m) { return !m.busy; }));
 }
 
 std::vector<std::size_t> Lab::idle_installed() const {

@@ -3,9 +3,8 @@
 // 80 -> 160 on UNKNOWN, midpoint insertion on DIFFERENT (speculation level 1), improvement direction -> SAME,
 // at most 60 builds. The high thresholds are regenerated here with the recipe of thresholds_performance.py
 // (the 99th percentile of the MWU p-value when two normals are `magnitude` IQRs apart), not copied.
-#include "sim_runner.hpp"
-
 #include "bisect/stats.hpp"
+#include "sim_runner.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -43,9 +42,7 @@ double ks_p(std::vector<double> a, std::vector<double> b) {
   return std::clamp(sum, 0.0, 1.0);
 }
 
-double iqr(std::vector<double> v) {
-  return bisect::quantile(v, 0.75) - bisect::quantile(v, 0.25);
-}
+double iqr(std::vector<double> v) { return bisect::quantile(v, 0.75) - bisect::quantile(v, 0.25); }
 
 // High threshold for (magnitude row, n), generated once per cell by a small deterministic Monte Carlo.
 class Thresholds {
@@ -64,7 +61,8 @@ private:
   static double simulate(double shift_sigma, int n) {
     const int reps = 400;
     std::vector<double> ps;
-    std::uint64_t state = 0x1234567ULL + static_cast<std::uint64_t>(n) * 7919 + static_cast<std::uint64_t>(shift_sigma * 1000);
+    std::uint64_t state =
+      0x1234567ULL + static_cast<std::uint64_t>(n) * 7919 + static_cast<std::uint64_t>(shift_sigma * 1000);
     auto gauss = [&state] {
       auto next = [&state] {
         state = state * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -192,9 +190,9 @@ std::vector<std::size_t> run_pinpoint(const World& world, Lab& lab, const std::v
       attempts[m] = k_min_attempts;
       add_attempts(lab, ids[m], k_min_attempts, machines);
     }
-    tested.erase(std::remove_if(tested.begin(), tested.end(),
-                                [&](std::size_t t) { return lab.known_unbuildable(ids[t]); }),
-                 tested.end());
+    tested.erase(
+      std::remove_if(tested.begin(), tested.end(), [&](std::size_t t) { return lab.known_unbuildable(ids[t]); }),
+      tested.end());
   }
   return {};
 }

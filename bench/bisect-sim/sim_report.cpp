@@ -106,8 +106,8 @@ std::string json_row(const Row& r) {
                 "\"r_lb\":%.2f,\"runs_over_r_lb\":%.3f,\"rho_lb\":%.2f,\"calibration_error\":%.4f,\"ece\":%.4f,"
                 "\"false_culprit_rate\":%.4f,\"alert_runs_given\":%.1f,\"set_answers\":%.4f}",
                 r.scenario.c_str(), r.method.c_str(), r.n, r.d, r.noise.c_str(), r.k_machines, r.trials, r.accuracy,
-                r.acc_low, r.acc_high, r.mean_runs, r.p90_runs, r.mean_builds, r.machine_hours, r.wall_hours,
-                r.rounds, r.r_lb, r.r_lb > 0 ? r.mean_runs / r.r_lb : 0.0, r.rho_lb, r.calibration_error, r.ece,
+                r.acc_low, r.acc_high, r.mean_runs, r.p90_runs, r.mean_builds, r.machine_hours, r.wall_hours, r.rounds,
+                r.r_lb, r.r_lb > 0 ? r.mean_runs / r.r_lb : 0.0, r.rho_lb, r.calibration_error, r.ece,
                 r.false_culprit_rate, r.alert_runs, r.set_answers);
   return buf;
 }

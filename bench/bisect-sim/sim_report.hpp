@@ -18,8 +18,8 @@ struct Row {
   double accuracy = 0, acc_low = 0, acc_high = 0;
   double mean_runs = 0, p90_runs = 0, mean_builds = 0, machine_hours = 0, wall_hours = 0, rounds = 0;
   double r_lb = 0, rho_lb = 0;
-  double calibration_error = 0; // max over deciles (with >= 10 trials) of |mean reported P - accuracy|
-  double ece = 0;               // trial-weighted mean of the same
+  double calibration_error = 0;  // max over deciles (with >= 10 trials) of |mean reported P - accuracy|
+  double ece = 0;                // trial-weighted mean of the same
   double false_culprit_rate = 0; // no-change scenario: share of trials that named a culprit
   double set_answers = 0;        // share of trials answered with the set the unbuildable commits force
   double alert_runs = 0;         // alert confirmation runs handed to the method per trial (not in mean_runs)

@@ -13,24 +13,15 @@ namespace bisectd::sim {
 
 const char* to_string(MethodKind method) {
   switch (method) {
-  case MethodKind::bcb:
-    return "bcb";
-  case MethodKind::bcb_min_runs:
-    return "bcb_min_runs";
-  case MethodKind::bcb_no_prebuild:
-    return "bcb_no_prebuild";
-  case MethodKind::bcb_verified:
-    return "bcb+verify10";
-  case MethodKind::fixed3:
-    return "fixed_k3";
-  case MethodKind::fixed5:
-    return "fixed_k5";
-  case MethodKind::fixed10:
-    return "fixed_k10";
-  case MethodKind::lkp:
-    return "lkp_k3";
-  case MethodKind::pinpoint:
-    return "pinpoint";
+  case MethodKind::bcb: return "bcb";
+  case MethodKind::bcb_min_runs: return "bcb_min_runs";
+  case MethodKind::bcb_no_prebuild: return "bcb_no_prebuild";
+  case MethodKind::bcb_verified: return "bcb+verify10";
+  case MethodKind::fixed3: return "fixed_k3";
+  case MethodKind::fixed5: return "fixed_k5";
+  case MethodKind::fixed10: return "fixed_k10";
+  case MethodKind::lkp: return "lkp_k3";
+  case MethodKind::pinpoint: return "pinpoint";
   }
   return "?";
 }
@@ -133,8 +124,8 @@ bisect::Step bisect_chain(const World& world, Lab& lab, const std::vector<std::s
     if (step.verdict != bisect::Verdict::need_runs) {
       if (std::getenv("BISECT_SIM_TRACE") != nullptr) {
         for (const auto& s : problem.samples) {
-          std::fprintf(stderr, "  sample %zu %s %.2f %s\n", s.commit, world.bad(ids[s.commit]) ? "bad" : "good", s.value,
-                       s.boot.c_str());
+          std::fprintf(stderr, "  sample %zu %s %.2f %s\n", s.commit, world.bad(ids[s.commit]) ? "bad" : "good",
+                       s.value, s.boot.c_str());
         }
       }
       return step;

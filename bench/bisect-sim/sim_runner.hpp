@@ -18,17 +18,17 @@ enum class MethodKind { bcb, bcb_min_runs, bcb_no_prebuild, bcb_verified, fixed3
 const char* to_string(MethodKind method);
 
 struct TrialResult {
-  bool correct = false;           // exact culprit (or, without a culprit, no culprit reported)
-  bool reported_culprit = false;  // verdict found, or the set the unbuildable commits force (set_answer)
-  bool set_answer = false;        // answered "the first bad commit could be any of" that forced set
-  double p_reported = 0;          // the method's P(culprit) for its answer
+  bool correct = false;                 // exact culprit (or, without a culprit, no culprit reported)
+  bool reported_culprit = false;        // verdict found, or the set the unbuildable commits force (set_answer)
+  bool set_answer = false;              // answered "the first bad commit could be any of" that forced set
+  double p_reported = 0;                // the method's P(culprit) for its answer
   int runs = 0, builds = 0, rounds = 0; // the bisection's own (alert runs not included)
-  int alert_runs = 0;                     // confirmation runs the alert handed over (not counted in runs)
+  int alert_runs = 0;                   // confirmation runs the alert handed over (not counted in runs)
   double machine_s = 0, wall_s = 0;
 };
 
 struct SimSample {
-  std::size_t id;   // world commit id
+  std::size_t id; // world commit id
   double value;
   std::string boot;
   std::int64_t seq;
@@ -81,7 +81,7 @@ private:
     std::size_t id;
     double ready_at;
   };
-  void settle_prebuild(); // a prebuild whose time has come is built (or known unbuildable)
+  void settle_prebuild();            // a prebuild whose time has come is built (or known unbuildable)
   void finish_build(std::size_t id); // counts a build of `id` and records its outcome
   // Seconds a machine spends before it can boot `id`: the rest of the slot's prebuild of it, its own build
   // (cancelling the slot's prebuild of another commit), or 0 when built.

@@ -19,18 +19,12 @@ std::uint64_t mix(std::uint64_t x) {
 
 const char* to_string(Noise noise) {
   switch (noise) {
-  case Noise::gaussian:
-    return "gaussian";
-  case Noise::student_t3:
-    return "student_t3";
-  case Noise::outliers:
-    return "outliers5pct_5sigma";
-  case Noise::bimodal:
-    return "bimodal";
-  case Noise::boot_offsets:
-    return "boot_offsets";
-  case Noise::drift:
-    return "drift";
+  case Noise::gaussian: return "gaussian";
+  case Noise::student_t3: return "student_t3";
+  case Noise::outliers: return "outliers5pct_5sigma";
+  case Noise::bimodal: return "bimodal";
+  case Noise::boot_offsets: return "boot_offsets";
+  case Noise::drift: return "drift";
   }
   return "?";
 }
@@ -47,7 +41,7 @@ double World::gauss(std::uint64_t a, std::uint64_t b, std::uint64_t c) const {
 }
 
 World::World(const Scenario& scenario, std::uint64_t seed, int trial)
-  : m_scenario(scenario), m_key(mix(seed * 1000003ULL + static_cast<std::uint64_t>(trial))) {
+    : m_scenario(scenario), m_key(mix(seed * 1000003ULL + static_cast<std::uint64_t>(trial))) {
   std::size_t n = scenario.n;
   std::size_t total = n + 1 + static_cast<std::size_t>(scenario.merges) * k_branch_len;
   m_unbuildable.assign(total, false);
@@ -142,8 +136,7 @@ double World::value(std::size_t commit, int visit, int run, std::int64_t seq) co
   auto r = static_cast<std::uint64_t>(visit) * 1000 + static_cast<std::uint64_t>(run);
   double e = gauss(5, c, r);
   switch (m_scenario.noise) {
-  case Noise::gaussian:
-    break;
+  case Noise::gaussian: break;
   case Noise::student_t3: { // unit variance: t3 / sqrt(3)
     double chi2 = 0;
     for (std::uint64_t k = 0; k < 3; ++k) {
@@ -153,18 +146,14 @@ double World::value(std::size_t commit, int visit, int run, std::int64_t seq) co
     e = e / std::sqrt(chi2 / 3) / std::sqrt(3.0);
     break;
   }
-  case Noise::outliers:
-    e = unit(7, c, r) < 0.05 ? 5 * gauss(8, c, r) : e;
-    break;
+  case Noise::outliers: e = unit(7, c, r) < 0.05 ? 5 * gauss(8, c, r) : e; break;
   case Noise::bimodal: // 30 % of runs in a slow mode 1.5 sigma away, each mode 0.6 sigma wide
     e = 0.6 * e + (unit(9, c, r) < 0.3 ? -1.5 : 0.0);
     break;
   case Noise::boot_offsets: // boot-to-boot sd equal to the run-to-run sd
     e += gauss(10, c, static_cast<std::uint64_t>(visit));
     break;
-  case Noise::drift:
-    e += drift_at(seq);
-    break;
+  case Noise::drift: e += drift_at(seq); break;
   }
   return 1000.0 * std::exp(k_sigma * (shift + e));
 }

@@ -14,17 +14,17 @@ enum class Noise { gaussian, student_t3, outliers, bimodal, boot_offsets, drift 
 
 struct Scenario {
   std::string name;
-  std::size_t n = 1000;            // candidate commits (chain has n + 1 entries: good + n)
-  double d = 2.17;                 // shift / run-to-run sigma
+  std::size_t n = 1000; // candidate commits (chain has n + 1 entries: good + n)
+  double d = 2.17;      // shift / run-to-run sigma
   Noise noise = Noise::gaussian;
   int k_machines = 1;
-  double unbuildable = 0;          // fraction of commits that fail to build (found out by trying)
-  double irrelevant = 0;           // fraction of commits with prior 0 (touch no built file)
-  bool no_change = false;          // a false alert: no culprit at all
-  int merges = 0;                  // merged branches in the history (recursion into the culprit merge)
+  double unbuildable = 0; // fraction of commits that fail to build (found out by trying)
+  double irrelevant = 0;  // fraction of commits with prior 0 (touch no built file)
+  bool no_change = false; // a false alert: no culprit at all
+  int merges = 0;         // merged branches in the history (recursion into the culprit merge)
   int trials = 200;
-  int alert_runs = -1;             // alert confirmation runs per endpoint given to every method; -1: as the
-                                   // daemon sizes them (alert_visits), 0: none
+  int alert_runs = -1; // alert confirmation runs per endpoint given to every method; -1: as the
+                       // daemon sizes them (alert_visits), 0: none
 };
 
 const char* to_string(Noise noise);

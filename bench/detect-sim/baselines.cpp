@@ -56,14 +56,14 @@ WindowStats analyze(const std::vector<const bisect::SeriesPoint*>& window) {
 struct PerfherderPoint {
   double t = 0;
   std::size_t prev_values = 0, next_values = 0;
-  double change = 0;  // relative change of the plain means
+  double change = 0; // relative change of the plain means
 };
 
 PerfherderPoint perfherder_at(const std::vector<bisect::SeriesPoint>& series, std::size_t i,
                               std::size_t last_seen_regression) {
   constexpr std::size_t k_min_back = 12, k_max_back = 24, k_fore = 12;
   PerfherderPoint p;
-  std::vector<const bisect::SeriesPoint*> back, fore;  // back is nearest first
+  std::vector<const bisect::SeriesPoint*> back, fore; // back is nearest first
   const std::size_t back_commits = std::min(std::max(last_seen_regression, k_min_back), k_max_back);
   for (std::size_t j = i; j-- > 0 && p.prev_values < k_max_back && i - j <= back_commits;) {
     back.push_back(&series[j]);

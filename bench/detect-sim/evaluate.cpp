@@ -50,7 +50,7 @@ struct Matching {
 
 // One-to-one matching within the margin, nearest pairs first.
 Matching match(const SimSeries& series, const std::vector<std::size_t>& detections) {
-  std::vector<std::tuple<long, std::size_t, std::size_t>> pairs;  // distance, step, detection
+  std::vector<std::tuple<long, std::size_t, std::size_t>> pairs; // distance, step, detection
   for (std::size_t s = 0; s < series.steps.size(); ++s) {
     for (std::size_t d = 0; d < detections.size(); ++d) {
       const long dist = std::abs(static_cast<long>(detections[d]) - static_cast<long>(series.steps[s].index));

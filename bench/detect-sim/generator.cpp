@@ -48,18 +48,15 @@ double run_value(NoiseKind kind, Rng& rng, double level, double sigma) {
   double z = rng.normal();
   switch (kind) {
   case NoiseKind::bimodal:
-    z -= rng.uniform() < 0.3 ? 4.0 : 0.0;  // 30% of runs in a second mode 4 sigma lower
+    z -= rng.uniform() < 0.3 ? 4.0 : 0.0; // 30% of runs in a second mode 4 sigma lower
     break;
   case NoiseKind::outliers:
     if (rng.uniform() < 0.03) {
-      return level * (1.0 + sigma * z) * 0.7;  // 3% of runs lose 30%
+      return level * (1.0 + sigma * z) * 0.7; // 3% of runs lose 30%
     }
     break;
-  case NoiseKind::heavy_tails:
-    z = student_t3(rng);
-    break;
-  default:
-    break;
+  case NoiseKind::heavy_tails: z = student_t3(rng); break;
+  default: break;
   }
   return level * (1.0 + sigma * z);
 }
@@ -128,28 +125,17 @@ LabPlan plan_lab(NoiseKind kind, Rng& rng, int commits, double sigma) {
   const auto n = static_cast<std::size_t>(commits);
   LabPlan plan{std::vector<double>(n, 1.0), std::vector<double>(n, 1.0), std::vector<int>(n, 0), {0.0}};
   switch (kind) {
-  case NoiseKind::drift:
-    plan_drift(rng, sigma, plan);
-    break;
-  case NoiseKind::seasonal:
-    plan_seasonal(rng, sigma, plan);
-    break;
-  case NoiseKind::ramp:
-    plan_ramps(rng, plan);
-    break;
-  case NoiseKind::outage:
-    plan_outages(rng, plan);
-    break;
-  case NoiseKind::machine_swap:
-    plan_swaps(rng, plan);
-    break;
+  case NoiseKind::drift: plan_drift(rng, sigma, plan); break;
+  case NoiseKind::seasonal: plan_seasonal(rng, sigma, plan); break;
+  case NoiseKind::ramp: plan_ramps(rng, plan); break;
+  case NoiseKind::outage: plan_outages(rng, plan); break;
+  case NoiseKind::machine_swap: plan_swaps(rng, plan); break;
   case NoiseKind::variance_step: {
     const int at = rng.uniform_int(commits / 4, 3 * commits / 4);
     std::fill(plan.sigma_factor.begin() + at, plan.sigma_factor.end(), 2.5);
     break;
   }
-  default:
-    break;
+  default: break;
   }
   return plan;
 }
@@ -158,30 +144,18 @@ LabPlan plan_lab(NoiseKind kind, Rng& rng, int commits, double sigma) {
 
 std::string_view to_string(NoiseKind kind) {
   switch (kind) {
-  case NoiseKind::gaussian:
-    return "gaussian";
-  case NoiseKind::bimodal:
-    return "bimodal";
-  case NoiseKind::outliers:
-    return "outliers";
-  case NoiseKind::heavy_tails:
-    return "heavy_tails";
-  case NoiseKind::single_value:
-    return "single_value";
-  case NoiseKind::noisy_boots:
-    return "noisy_boots";
-  case NoiseKind::drift:
-    return "drift";
-  case NoiseKind::machine_swap:
-    return "machine_swap";
-  case NoiseKind::seasonal:
-    return "seasonal";
-  case NoiseKind::variance_step:
-    return "variance_step";
-  case NoiseKind::outage:
-    return "outage";
-  case NoiseKind::ramp:
-    return "ramp";
+  case NoiseKind::gaussian: return "gaussian";
+  case NoiseKind::bimodal: return "bimodal";
+  case NoiseKind::outliers: return "outliers";
+  case NoiseKind::heavy_tails: return "heavy_tails";
+  case NoiseKind::single_value: return "single_value";
+  case NoiseKind::noisy_boots: return "noisy_boots";
+  case NoiseKind::drift: return "drift";
+  case NoiseKind::machine_swap: return "machine_swap";
+  case NoiseKind::seasonal: return "seasonal";
+  case NoiseKind::variance_step: return "variance_step";
+  case NoiseKind::outage: return "outage";
+  case NoiseKind::ramp: return "ramp";
   }
   return "?";
 }
@@ -208,9 +182,7 @@ double Rng::uniform() { return static_cast<double>(next() >> 11) * 0x1.0p-53; }
 
 double Rng::uniform(double lo, double hi) { return lo + (hi - lo) * uniform(); }
 
-int Rng::uniform_int(int lo, int hi) {
-  return lo + static_cast<int>(next() % static_cast<std::uint64_t>(hi - lo + 1));
-}
+int Rng::uniform_int(int lo, int hi) { return lo + static_cast<int>(next() % static_cast<std::uint64_t>(hi - lo + 1)); }
 
 double Rng::normal() {
   // Box-Muller; 1 - uniform() keeps the logarithm finite.
@@ -242,7 +214,8 @@ SimSeries generate_series(NoiseKind kind, std::uint64_t seed, const GeneratorOpt
     bisect::SeriesPoint point;
     point.id = "c" + std::to_string(i);
     const std::string machine = "box" + std::to_string(lab.machine[c]);
-    const double box_level = level * lab.level[c] * (1.0 + lab.machine_offset[static_cast<std::size_t>(lab.machine[c])]);
+    const double box_level =
+      level * lab.level[c] * (1.0 + lab.machine_offset[static_cast<std::size_t>(lab.machine[c])]);
     for (int b = 0; b < boots; ++b) {
       const double boot_level = box_level * (1.0 + options.commit_jitter * rng.normal());
       const bool noisy = kind == NoiseKind::noisy_boots && rng.uniform() < 0.08;

@@ -4,11 +4,10 @@
 //        [--window W] [--commit-jitter S] [--all-baselines] [--no-delay] [--data DIR] [--tcpd-detail]
 
 #include "baselines.hpp"
+#include "bisect/detect.hpp"
 #include "evaluate.hpp"
 #include "generator.hpp"
 #include "tcpd.hpp"
-
-#include "bisect/detect.hpp"
 
 #include <algorithm>
 #include <array>
@@ -35,14 +34,14 @@ namespace {
 // Kinds and TCPD whose targets `--check` gates (docs/detect-sim.md lists the misses and why).
 // Not gated (targets missed, see the doc): bimodal, single_value, variance_step (F1 a little below binseg/PELT),
 // drift and ramp (0.7-1.3 false alarms per 1000 commits), seasonal (far off).
-const std::set<std::string> k_gated_kinds = {"gaussian", "outliers", "heavy_tails", "noisy_boots", "machine_swap",
-                                             "outage"};
+const std::set<std::string> k_gated_kinds = {"gaussian",    "outliers",     "heavy_tails",
+                                             "noisy_boots", "machine_swap", "outage"};
 
 struct Args {
   bool quick = false, check = false, all_baselines = false, delay = true, tcpd_detail = false;
   std::uint64_t seed = 20261129;
-  int series = 0;  // per kind; 0 = 60 (quick) or 500
-  std::set<std::string> kinds;  // empty = all
+  int series = 0;              // per kind; 0 = 60 (quick) or 500
+  std::set<std::string> kinds; // empty = all
   std::string data = DETECT_SIM_DATA_DIR;
   bisect::DetectOptions detect;
   bench::GeneratorOptions generator;
@@ -152,16 +151,16 @@ std::vector<NamedMethod> methods(const Args& args) {
 }
 
 struct Delays {
-  std::vector<std::size_t> commits;  // commits after the step before the first alert at the step
-  std::size_t never = 0;             // found in the whole series, but not within 64 commits of the step
+  std::vector<std::size_t> commits; // commits after the step before the first alert at the step
+  std::size_t never = 0;            // found in the whole series, but not within 64 commits of the step
 };
 
 // Smallest d such that the detector, run on the series cut d commits after `step`, reports it (within ±5).
 // Binary search: more commits after a step only ever add evidence for it.
 std::size_t alert_delay(const bench::SimSeries& s, std::size_t step, const bisect::DetectOptions& options) {
   const auto found_with = [&](std::size_t d) {
-    const std::vector<bisect::SeriesPoint> prefix(s.points.begin(),
-                                                  s.points.begin() + static_cast<long>(std::min(s.points.size(), step + d)));
+    const std::vector<bisect::SeriesPoint> prefix(
+      s.points.begin(), s.points.begin() + static_cast<long>(std::min(s.points.size(), step + d)));
     for (const bisect::ChangePoint& cp : bisect::detect_change_points(prefix, options)) {
       if (std::labs(static_cast<long>(cp.index) - static_cast<long>(step)) <= bench::k_match_margin) {
         return true;
@@ -186,9 +185,9 @@ std::size_t alert_delay(const bench::SimSeries& s, std::size_t step, const bisec
 
 struct Results {
   std::vector<std::string> methods, kinds;
-  std::map<std::string, std::map<std::string, bench::Score>> scores;  // kind -> method -> score
-  std::map<std::string, Delays> delays;                               // kind -> ours
-  std::map<std::string, std::map<std::string, double>> tcpd;          // series -> method -> F1
+  std::map<std::string, std::map<std::string, bench::Score>> scores; // kind -> method -> score
+  std::map<std::string, Delays> delays;                              // kind -> ours
+  std::map<std::string, std::map<std::string, double>> tcpd;         // series -> method -> F1
   double detector_seconds = 0;
   std::size_t detector_commits = 0;
 };
@@ -217,8 +216,8 @@ void run_kind(const Args& args, bench::NoiseKind kind, const std::vector<NamedMe
   r.kinds.push_back(name);
   const std::size_t delay_limit = args.quick ? 10 : 60;
   for (int i = 0; i < args.series; ++i) {
-    const std::uint64_t seed = args.seed * 1000003ULL + static_cast<std::uint64_t>(kind) * 7919ULL * 1000003ULL +
-                               static_cast<std::uint64_t>(i);
+    const std::uint64_t seed =
+      args.seed * 1000003ULL + static_cast<std::uint64_t>(kind) * 7919ULL * 1000003ULL + static_cast<std::uint64_t>(i);
     const bench::SimSeries s = bench::generate_series(kind, seed, args.generator);
     for (const NamedMethod& m : ms) {
       const auto start = std::chrono::steady_clock::now();
@@ -362,7 +361,8 @@ void print_tcpd(const Args& args, const Results& r) {
     return;
   }
   std::printf("\nTCPD (%zu univariate series, human-annotated, one value per point): mean F1, margin 5 "
-              "(TCPDBench f_measure)\n| method | F1 |\n|---|---|\n", r.tcpd.size());
+              "(TCPDBench f_measure)\n| method | F1 |\n|---|---|\n",
+              r.tcpd.size());
   for (const std::string& m : r.methods) {
     std::printf("| %s | %.3f |\n", m.c_str(), tcpd_mean(r, m));
   }

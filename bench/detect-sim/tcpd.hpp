@@ -13,8 +13,8 @@ namespace bisectd::bench {
 
 struct TcpdSeries {
   std::string name;
-  std::vector<bisect::SeriesPoint> points;               // one sample per point; a missing value has none
-  std::vector<std::vector<std::size_t>> annotations;     // one list of change points per annotator (0-based)
+  std::vector<bisect::SeriesPoint> points;           // one sample per point; a missing value has none
+  std::vector<std::vector<std::size_t>> annotations; // one list of change points per annotator (0-based)
 };
 
 // Loads every series named in dir/annotations.json from dir/<name>.csv (one value per line, "nan" = missing).

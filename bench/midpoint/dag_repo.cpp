@@ -36,7 +36,8 @@ struct Generator {
   std::size_t emit(std::string_view ref, const std::vector<std::size_t>& parents, std::string_view subject) {
     std::size_t mark = next_mark++;
     std::string when = std::to_string(1600000000 + mark * 37) + " +0000\n";
-    std::string message = std::string(subject) + " " + std::to_string(mark) + "\n\nSigned-off-by: Dev <dev@example.org>\n";
+    std::string message =
+      std::string(subject) + " " + std::to_string(mark) + "\n\nSigned-off-by: Dev <dev@example.org>\n";
     std::string content = "int v" + std::to_string(mark) + ";\n";
     script += "commit " + std::string(ref) + "\nmark :" + std::to_string(mark) + "\n";
     script += "author Dev <dev@example.org> " + when + "committer Dev <dev@example.org> " + when;
@@ -68,8 +69,8 @@ struct Generator {
 
   void step() {
     if (mainline.empty() || rng.next(100) < 35) {
-      mainline.push_back(emit("refs/heads/master", mainline.empty() ? std::vector<std::size_t>{}
-                                                                      : std::vector<std::size_t>{mainline.back()},
+      mainline.push_back(emit("refs/heads/master",
+                              mainline.empty() ? std::vector<std::size_t>{} : std::vector<std::size_t>{mainline.back()},
                               "mainline work"));
       return;
     }
@@ -149,7 +150,8 @@ Result<DagRepo> load(const fs::path& git_dir) {
 } // namespace
 
 Result<DagRepo> ensure_dag_repo(const DagShape& shape, const fs::path& cache_dir) {
-  fs::path git_dir = cache_dir / ("dag-v1-n" + std::to_string(shape.commits) + "-s" + std::to_string(shape.seed) + ".git");
+  fs::path git_dir =
+    cache_dir / ("dag-v1-n" + std::to_string(shape.commits) + "-s" + std::to_string(shape.seed) + ".git");
   std::error_code ec;
   if (!fs::exists(git_dir / k_meta_file, ec)) {
     fs::remove_all(git_dir, ec); // an interrupted generation

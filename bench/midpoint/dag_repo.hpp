@@ -19,8 +19,8 @@ struct DagShape {
 
 struct DagRepo {
   std::filesystem::path git_dir;
-  std::vector<std::string> mainline;    // first-parent chain of master, oldest first
-  std::vector<std::string> topic_tips;  // tips of merged topic branches, oldest first
+  std::vector<std::string> mainline;   // first-parent chain of master, oldest first
+  std::vector<std::string> topic_tips; // tips of merged topic branches, oldest first
   std::size_t commits = 0;
   std::size_t merges = 0;
 };

@@ -7,13 +7,14 @@
 //
 // Usage: midpoint-bench [--commits N] [--seed S] [--repeat R] [--commit-graph yes|no] [--cache DIR]
 // With --commit-graph no the repository's commit-graph file is removed, so both sides read commit objects.
-#include "dag_repo.hpp"
-
 #include "base/fs.hpp"
 #include "base/process.hpp"
 #include "base/strings.hpp"
 #include "bisect/midpoint.hpp"
+#include "dag_repo.hpp"
 #include "vcs/repository.hpp"
+
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <chrono>
@@ -22,8 +23,6 @@
 #include <map>
 #include <string>
 #include <vector>
-
-#include <sys/resource.h>
 
 namespace {
 
@@ -64,7 +63,8 @@ struct Git {
 double cpu_ms(int who) {
   rusage usage{};
   getrusage(who, &usage);
-  return (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e3 + (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e3;
+  return (usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) * 1e3 +
+         (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e3;
 }
 
 double ms_since(Clock::time_point start) {
@@ -248,9 +248,9 @@ Row report(const Range& range, const Ours& ours, const Git& git) {
     git_it == ours.ids.end() ? 0 : weight_of(ours.nodes, static_cast<std::size_t>(git_it - ours.ids.begin()));
   Row row{std::min(w_ours, n - w_ours), std::min(w_git, n - w_git), ours.total_ms / git.self_ms,
           ours.cpu_ms / git.cpu_ms};
-  std::printf("%-14s %6zu %7zu %7zu %8.1f %7.1f %8.1f %8.1f %8.1f %8.1f %6.2f %6.2f %9.1f%s\n", range.name.c_str(),
-              n, row.our_quality, row.git_quality, ours.total_ms, ours.midpoint_ms, git.self_ms, git.wall_ms,
-              ours.cpu_ms, git.cpu_ms, row.wall_ratio, row.cpu_ratio, ours.full_cpu_ms,
+  std::printf("%-14s %6zu %7zu %7zu %8.1f %7.1f %8.1f %8.1f %8.1f %8.1f %6.2f %6.2f %9.1f%s\n", range.name.c_str(), n,
+              row.our_quality, row.git_quality, ours.total_ms, ours.midpoint_ms, git.self_ms, git.wall_ms, ours.cpu_ms,
+              git.cpu_ms, row.wall_ratio, row.cpu_ratio, ours.full_cpu_ms,
               row.our_quality >= row.git_quality ? "" : "  WORSE");
   return row;
 }

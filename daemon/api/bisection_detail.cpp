@@ -1,7 +1,6 @@
 // GET /api/v1/bisections/ID: the summary plus tested commits, events and the engine's result.
-#include "daemon/api/resources.hpp"
-
 #include "base/clock.hpp"
+#include "daemon/api/resources.hpp"
 #include "daemon/api/views.hpp"
 #include "report/change_table.hpp"
 
@@ -36,8 +35,8 @@ json commit_json(const CommitView& c, std::size_t index, std::optional<std::size
   }
   double mean = report::mean(c.samples);
   double sd_pct = mean == 0 ? 0 : 100.0 * report::population_stddev(c.samples) / mean; // LKP: population sigma
-  return json{{"commit", c.sha}, {"subject", c.subject}, {"index", index},  {"status", status},
-              {"samples", c.samples}, {"mean", mean}, {"stddev_pct", sd_pct}};
+  return json{{"commit", c.sha},      {"subject", c.subject}, {"index", index},      {"status", status},
+              {"samples", c.samples}, {"mean", mean},         {"stddev_pct", sd_pct}};
 }
 
 // The chain's commits with their subjects and the culprit's subject.
@@ -57,18 +56,20 @@ Status load_chain(TreeRepos& repos, const storage::BisectionRow& b, std::vector<
 
 // Samples, skip and pending state of each chain commit; the culprit's index.
 std::optional<std::size_t> fill_chain(ApiContext& c, const storage::BisectionRow& b,
-                                      const std::vector<storage::RequestRow>& requests, std::vector<CommitView>& chain) {
+                                      const std::vector<storage::RequestRow>& requests,
+                                      std::vector<CommitView>& chain) {
   std::optional<std::size_t> culprit_index;
   for (std::size_t i = 0; i < chain.size(); ++i) {
     auto& view = chain[i];
-    for (const auto& s : c.samples.metric_samples(b.job, {view.sha}, b.metric).value_or(std::vector<storage::MetricSample>{})) {
+    for (const auto& s :
+         c.samples.metric_samples(b.job, {view.sha}, b.metric).value_or(std::vector<storage::MetricSample>{})) {
       if (s.value > 0) {
         view.samples.push_back(s.value);
       }
     }
     view.skipped = c.samples.flags(b.job, view.sha).value_or(storage::CommitFlags{}).is_skipped();
-    view.pending = std::any_of(requests.begin(), requests.end(),
-                               [&](const auto& r) { return r.commit == view.sha && r.is_open(); });
+    view.pending =
+      std::any_of(requests.begin(), requests.end(), [&](const auto& r) { return r.commit == view.sha && r.is_open(); });
     if (view.sha == b.culprit) {
       culprit_index = i;
     }
@@ -87,8 +88,8 @@ json compared_json(TreeRepos& repos, const storage::BisectionRow& b, const json&
   (void)repos.with_repo(b.tree, [&](vcs::Repo& repo) -> Status {
     for (const char* key : {"culprit", "parent", "same_binary_as"}) {
       auto sha = compared.value(key, json());
-      out[key] = sha.is_string() ? json{{"commit", sha}, {"subject", subject_of(repo, sha.get<std::string>())}}
-                                 : json(nullptr);
+      out[key] =
+        sha.is_string() ? json{{"commit", sha}, {"subject", subject_of(repo, sha.get<std::string>())}} : json(nullptr);
     }
     return {};
   });

@@ -1,7 +1,6 @@
 // GET (list), POST (start) of bisections, and a bisection's report.
-#include "daemon/api/resources.hpp"
-
 #include "daemon/api/body.hpp"
+#include "daemon/api/resources.hpp"
 #include "daemon/api/views.hpp"
 
 #include <spdlog/spdlog.h>

@@ -1,7 +1,6 @@
 // GET every head comparison the watcher made and what it decided.
-#include "daemon/api/resources.hpp"
-
 #include "base/strings.hpp"
+#include "daemon/api/resources.hpp"
 #include "daemon/api/views.hpp"
 
 #include <fmt/format.h>
@@ -15,12 +14,10 @@ namespace {
 std::string decision(const storage::DetectionRow& d) {
   auto shift = base::signed_percent(d.change) + fmt::format(" (p={:.3g})", d.p_value);
   switch (d.state) {
-  case storage::DetectionState::confirming:
-    return "confirming " + shift + " with interleaved reruns";
+  case storage::DetectionState::confirming: return "confirming " + shift + " with interleaved reruns";
   case storage::DetectionState::confirmed:
     return "confirmed " + shift + ": bisection " + std::to_string(d.bisection_id);
-  case storage::DetectionState::rejected:
-    return "not confirmed " + shift + ": no bisection";
+  case storage::DetectionState::rejected: return "not confirmed " + shift + ": no bisection";
   }
   return "";
 }

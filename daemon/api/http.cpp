@@ -13,14 +13,10 @@ HttpResponse error_response(int status, const std::string& message) {
 int http_status(ErrorCode code) {
   switch (code) {
   case ErrorCode::invalid_input:
-  case ErrorCode::invalid_config:
-    return 400;
-  case ErrorCode::not_found:
-    return 404;
-  case ErrorCode::conflict:
-    return 409;
-  default:
-    return 500;
+  case ErrorCode::invalid_config: return 400;
+  case ErrorCode::not_found: return 404;
+  case ErrorCode::conflict: return 409;
+  default: return 500;
   }
 }
 

@@ -10,15 +10,15 @@
 namespace bisectd::daemon::api {
 
 struct HttpRequest {
-  std::string method;          // GET, POST, DELETE
-  std::string target;          // path with query string
+  std::string method; // GET, POST, DELETE
+  std::string target; // path with query string
   std::string body;
-  std::string authorization;   // the Authorization header
+  std::string authorization; // the Authorization header
 };
 
 struct HttpResponse {
   int status = 200;
-  std::string body;            // JSON
+  std::string body; // JSON
 };
 
 // `body` as the response; text that is not valid UTF-8 (a Latin-1 commit subject) is replaced, never an error.

@@ -22,8 +22,8 @@ class Session : public std::enable_shared_from_this<Session> {
 public:
   Session(tcp::socket socket, asio::io_context& io, asio::thread_pool& pool, Api& api, const HttpLimits& limits,
           bool loopback, std::shared_ptr<std::atomic<int>> open)
-    : m_stream(std::move(socket)), m_io(io), m_pool(pool), m_api(api), m_limits(limits), m_loopback(loopback),
-      m_open(std::move(open)) {
+      : m_stream(std::move(socket)), m_io(io), m_pool(pool), m_api(api), m_limits(limits), m_loopback(loopback),
+        m_open(std::move(open)) {
     ++*m_open;
   }
   ~Session() { --*m_open; }
@@ -92,8 +92,8 @@ private:
   }
 
   void respond(const HttpResponse& response, int version) {
-    m_response = std::make_shared<http::response<http::string_body>>(static_cast<http::status>(response.status),
-                                                                      version);
+    m_response =
+      std::make_shared<http::response<http::string_body>>(static_cast<http::status>(response.status), version);
     m_response->set(http::field::server, "bisectd/" BISECTD_VERSION);
     m_response->set(http::field::content_type, "application/json");
     m_response->keep_alive(false);

@@ -21,16 +21,16 @@
 namespace bisectd::daemon::api {
 
 struct HttpLimits {
-  int max_connections = 64;                   // more are answered 503 and closed
+  int max_connections = 64; // more are answered 503 and closed
   std::size_t max_header_bytes = 16 * 1024;
-  std::size_t max_body_bytes = 1024 * 1024;   // a job file with its tree: far below
-  std::chrono::seconds request_timeout{30};   // reading the request, and writing the answer
+  std::size_t max_body_bytes = 1024 * 1024; // a job file with its tree: far below
+  std::chrono::seconds request_timeout{30}; // reading the request, and writing the answer
 };
 
 class HttpServer {
 public:
   HttpServer(boost::asio::io_context& io, boost::asio::thread_pool& pool, Api& api, HttpLimits limits = {})
-    : m_io(io), m_pool(pool), m_api(api), m_limits(limits), m_acceptor(io), m_backoff_timer(io) {}
+      : m_io(io), m_pool(pool), m_api(api), m_limits(limits), m_acceptor(io), m_backoff_timer(io) {}
 
   // Binds "HOST:PORT" (port 0 picks a free one) and starts accepting. Errors name the address.
   Status listen(const std::string& address);

@@ -1,7 +1,6 @@
 // GET the logs of a request: its runs, its console, its build. Read in slices from an offset (a client follows a
 // running visit by asking again from next_offset), never whole into memory.
 #include "daemon/api/resources.hpp"
-
 #include "daemon/core/requests.hpp"
 
 #include <algorithm>

@@ -25,9 +25,9 @@ namespace bisectd::daemon::api {
 
 // LAVA's callback and artifact routes (daemon/api/lava.cpp), wired by the daemon from the lab's lava machines.
 struct LavaHooks {
-  std::string callback_secret;                  // what LAVA sends in Authorization; "" = no callback
-  std::function<void(std::int64_t)> notify;     // wakes the visit following that job
-  std::filesystem::path publish_dir;            // builds published for http artifact URLs; "" = none
+  std::string callback_secret;              // what LAVA sends in Authorization; "" = no callback
+  std::function<void(std::int64_t)> notify; // wakes the visit following that job
+  std::filesystem::path publish_dir;        // builds published for http artifact URLs; "" = none
 };
 
 struct ApiContext {
@@ -41,10 +41,10 @@ struct ApiContext {
   const LabView& lab;
   BisectionStarter& starter;
   Wake wake;
-  std::filesystem::path configs_dir;    // where job-relative paths fall back to
-  std::chrono::seconds poll_interval;   // a new tree's default
-  std::filesystem::path data_dir;       // shown by status
-  std::int64_t started_at = 0;          // unix time, for status' uptime
+  std::filesystem::path configs_dir;                                         // where job-relative paths fall back to
+  std::chrono::seconds poll_interval;                                        // a new tree's default
+  std::filesystem::path data_dir;                                            // shown by status
+  std::int64_t started_at = 0;                                               // unix time, for status' uptime
   std::shared_ptr<std::mutex> tree_changes = std::make_shared<std::mutex>(); // serialises tree adds
   // Returns a quarantined machine to service: false when it was not quarantined, not_found for no such machine.
   std::function<Result<bool>(const std::string& name)> release_machine;

@@ -1,7 +1,6 @@
 // GET a commit's samples and a job's noise.
-#include "daemon/api/resources.hpp"
-
 #include "bisect/detect.hpp"
+#include "daemon/api/resources.hpp"
 #include "daemon/api/views.hpp"
 
 namespace bisectd::daemon::api {

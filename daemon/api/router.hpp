@@ -1,5 +1,6 @@
 #pragma once
-// The API's route table: each route is a method, a path pattern ("/api/v1/bisections/{id}/report") and a handler. Matching, path parameters and the query string are parsed here, once.
+// The API's route table: each route is a method, a path pattern ("/api/v1/bisections/{id}/report") and a handler.
+// Matching, path parameters and the query string are parsed here, once.
 
 #include "daemon/api/http.hpp"
 
@@ -20,10 +21,9 @@ struct Call {
   [[nodiscard]] std::string query_or(const std::string& key, const std::string& fallback = "") const;
 };
 
-template <class Context>
-struct Route {
-  std::string_view method;   // GET reads; every other method writes and needs the token
-  std::string_view pattern;  // "/api/v1/bisections/{id}"
+template <class Context> struct Route {
+  std::string_view method;  // GET reads; every other method writes and needs the token
+  std::string_view pattern; // "/api/v1/bisections/{id}"
   HttpResponse (*handler)(Context& context, const Call& call);
 };
 

@@ -1,7 +1,6 @@
 // GET status, machines, jobs.
-#include "daemon/api/resources.hpp"
-
 #include "base/clock.hpp"
+#include "daemon/api/resources.hpp"
 #include "daemon/api/views.hpp"
 
 namespace bisectd::daemon::api {
@@ -17,7 +16,9 @@ json machines_json(const LabView& lab) {
                    {"group", m.group},
                    {"backend", m.backend},
                    {"description", m.description},
-                   {"state", m.quarantined ? "quarantined" : m.busy ? "busy" : "idle"},
+                   {"state", m.quarantined ? "quarantined"
+                             : m.busy      ? "busy"
+                                           : "idle"},
                    {"current", null_if_empty(m.current)},
                    {"quarantine_reason", null_if_empty(m.quarantine_reason)}});
   }
@@ -26,7 +27,9 @@ json machines_json(const LabView& lab) {
 
 } // namespace
 
-HttpResponse get_machines(ApiContext& c, const Call&) { return json_response(200, {{"machines", machines_json(c.lab)}}); }
+HttpResponse get_machines(ApiContext& c, const Call&) {
+  return json_response(200, {{"machines", machines_json(c.lab)}});
+}
 
 HttpResponse post_machine_release(ApiContext& c, const Call& call) {
   const auto& name = call.params.at("name");
@@ -67,8 +70,8 @@ HttpResponse get_jobs(ApiContext& c, const Call&) {
     json entry = {{"name", row.name}, {"path", row.path}, {"yaml", row.yaml}};
     if (auto job = c.jobs.get(row.name)) {
       entry["primary"] = (*job)->metrics.primary;
-      entry["direction"] = (*job)->metrics.direction == bisect::Direction::higher_is_better ? "higher_is_better"
-                                                                                            : "lower_is_better";
+      entry["direction"] =
+        (*job)->metrics.direction == bisect::Direction::higher_is_better ? "higher_is_better" : "lower_is_better";
       entry["threshold"] = (*job)->metrics.threshold;
     }
     out.push_back(entry);

@@ -1,8 +1,7 @@
 // GET, POST and DELETE of trees.
-#include "daemon/api/resources.hpp"
-
 #include "base/strings.hpp"
 #include "daemon/api/body.hpp"
+#include "daemon/api/resources.hpp"
 #include "daemon/api/views.hpp"
 #include "daemon/config/job_file.hpp"
 #include "vcs/repository.hpp"
@@ -99,8 +98,9 @@ Status check_job_name(ApiContext& c, const storage::JobRow& job, const std::stri
   BISECTD_TRY_ASSIGN(auto trees, c.trees.trees());
   for (const auto& other : trees) {
     if (other.job == job.name && other.name != changing_tree) {
-      return make_error(ErrorCode::conflict, "job '" + job.name + "' exists with a different definition (used by tree '" +
-                                               other.name + "'): give this job another name");
+      return make_error(ErrorCode::conflict, "job '" + job.name +
+                                               "' exists with a different definition (used by tree '" + other.name +
+                                               "'): give this job another name");
     }
   }
   return {};
@@ -181,9 +181,8 @@ HttpResponse get_tree(ApiContext& c, const Call& call) {
 namespace {
 
 // The tree with the request's changes applied (only the fields given), and its new job when one is given.
-Result<std::pair<storage::TreeRow, std::optional<storage::JobRow>>> changed_tree(ApiContext& c,
-                                                                                storage::TreeRow tree,
-                                                                                const json& body) {
+Result<std::pair<storage::TreeRow, std::optional<storage::JobRow>>> changed_tree(ApiContext& c, storage::TreeRow tree,
+                                                                                 const json& body) {
   std::optional<storage::JobRow> job;
   if (body.contains("notify")) {
     BISECTD_TRY_ASSIGN(tree.notify, string_list_field(body, "notify"));

@@ -8,9 +8,7 @@ using nlohmann::json;
 
 json null_if_empty(const std::string& text) { return text.empty() ? json(nullptr) : json(text); }
 
-json iso_or_null(std::int64_t unix_time) {
-  return unix_time == 0 ? json(nullptr) : json(base::iso8601_utc(unix_time));
-}
+json iso_or_null(std::int64_t unix_time) { return unix_time == 0 ? json(nullptr) : json(base::iso8601_utc(unix_time)); }
 
 json tree_json(const storage::TreeRow& tree, storage::TreeStore& store) {
   json heads = json::object();

@@ -14,8 +14,7 @@ constexpr std::chrono::seconds k_miss_retry{5};
 
 } // namespace
 
-std::optional<std::string> BuildEquivalence::fingerprint(const std::string& commit,
-                                                         const std::string& hash,
+std::optional<std::string> BuildEquivalence::fingerprint(const std::string& commit, const std::string& hash,
                                                          std::chrono::steady_clock::time_point now) {
   auto key = hash + "/" + commit;
   auto found = m_stored.find(key);

@@ -23,7 +23,7 @@ namespace bisectd::daemon::bisection {
 class BuildEquivalence {
 public:
   BuildEquivalence(const kbuild::BuildStore& builds, storage::BisectionStore& events)
-    : m_builds(builds), m_events(events) {}
+      : m_builds(builds), m_events(events) {}
 
   // Links the chain's identical builds (link_identical_builds) and writes one bisection event per newly seen
   // (bisection, commit). A commit without a stored build is looked up again at most every few seconds.

@@ -96,8 +96,8 @@ Result<std::int64_t> Driver::start(const BisectionStart& start) {
   }));
   BISECTD_TRY_ASSIGN(auto id, m_stores.bisections.add_bisection(b));
   (void)m_stores.bisections.add_event(id, "started (" + std::string(to_string(b.origin)) + "): good " +
-                                            base::short_sha(b.good) + ", bad " + base::short_sha(b.bad) +
-                                            ", metric " + b.metric);
+                                            base::short_sha(b.good) + ", bad " + base::short_sha(b.bad) + ", metric " +
+                                            b.metric);
   spdlog::info("bisection {} started on {}: {}..{}", id, b.tree, base::short_sha(b.good), base::short_sha(b.bad));
   if (m_wake) {
     m_wake();
@@ -241,10 +241,9 @@ Status Driver::enqueue_picks(const Tick& t) {
     auto r = make_request(*t.job, t.b.tree, t.chain[pick.commit], purpose, pick.runs);
     r.bisection_id = t.b.id;
     BISECTD_TRY(m_stores.queue.enqueue(r));
-    (void)m_stores.bisections.add_event(t.b.id, std::string(pick.verification ? "verify " : "test ") +
-                                                  base::short_sha(r.commit) + " x" + std::to_string(pick.runs) +
-                                                  " (P(culprit) " + std::to_string(t.step.p_culprit).substr(0, 5) +
-                                                  ")");
+    (void)m_stores.bisections.add_event(
+      t.b.id, std::string(pick.verification ? "verify " : "test ") + base::short_sha(r.commit) + " x" +
+                std::to_string(pick.runs) + " (P(culprit) " + std::to_string(t.step.p_culprit).substr(0, 5) + ")");
   }
   return {};
 }
@@ -352,8 +351,7 @@ Status Driver::store_result(Tick& t, reporting::Conclusion c) {
   if (t.step.verdict != bisect::Verdict::no_change || !t.b.merge.empty()) {
     BISECTD_TRY_ASSIGN(auto tree, m_stores.trees.tree(t.b.tree));
     if (t.b.state == BisectionState::found) {
-      BISECTD_TRY_ASSIGN(c.earlier_report,
-                         m_stores.bisections.first_report(t.b.tree, t.b.job, c.culprit_sha, t.b.id));
+      BISECTD_TRY_ASSIGN(c.earlier_report, m_stores.bisections.first_report(t.b.tree, t.b.job, c.culprit_sha, t.b.id));
     }
     if (tree) {
       BISECTD_TRY_ASSIGN(report, m_parts.reporter.compose(t.b, *t.job, *tree, c));

@@ -8,9 +8,9 @@
 #include "daemon/bisection/prebuilder.hpp"
 #include "daemon/bisection/priors.hpp"
 #include "daemon/core/bisection_starter.hpp"
-#include "daemon/core/requests.hpp"
 #include "daemon/core/job_catalog.hpp"
 #include "daemon/core/lab_view.hpp"
+#include "daemon/core/requests.hpp"
 #include "daemon/core/tree_repos.hpp"
 #include "daemon/core/wake.hpp"
 #include "daemon/reporting/reporter.hpp"
@@ -53,7 +53,7 @@ struct DriverParts {
 class Driver final : public BisectionStarter {
 public:
   Driver(DriverStores stores, DriverParts parts, Wake wake)
-    : m_stores(stores), m_parts(parts), m_wake(std::move(wake)) {}
+      : m_stores(stores), m_parts(parts), m_wake(std::move(wake)) {}
 
   Result<std::int64_t> start(const BisectionStart& start) override;
 

@@ -132,7 +132,7 @@ void Prebuilder::work(const Task& task) {
       m_builds.flag_unbuildable(task.job->name, task.commit, "", result->message);
       spdlog::warn("{}: build failed, marked unbuildable: {}", what, result->message);
       (void)m_bisections.add_event(task.bisection, "prebuild " + base::short_sha(task.commit) +
-                                                         ": build failed, skipped: " + result->message);
+                                                     ": build failed, skipped: " + result->message);
     } else {
       spdlog::info("{}: not built: {}", what, result->message);
     }

@@ -31,8 +31,8 @@ public:
   // `stopping`: no wake-ups once the daemon stops.
   Prebuilder(run::Builds& builds, JobCatalog& jobs, storage::QueueStore& queue, storage::BisectionStore& bisections,
              Wake wake, const std::atomic<bool>& stopping)
-    : m_builds(builds), m_jobs(jobs), m_queue(queue), m_bisections(bisections), m_wake(std::move(wake)),
-      m_stopping(stopping) {}
+      : m_builds(builds), m_jobs(jobs), m_queue(queue), m_bisections(bisections), m_wake(std::move(wake)),
+        m_stopping(stopping) {}
   ~Prebuilder(); // cancels a running prebuild and waits for its thread
   Prebuilder(const Prebuilder&) = delete;
   Prebuilder& operator=(const Prebuilder&) = delete;
@@ -55,7 +55,7 @@ private:
     std::string tree, commit;
     std::shared_ptr<const Job> job;
   };
-  struct Round {                     // what one bisection did while one set of commits was in flight
+  struct Round { // what one bisection did while one set of commits was in flight
     std::vector<std::size_t> in_flight;
     std::vector<std::size_t> candidates; // computed once per round (the posterior is fixed until runs land)
     std::set<std::string> tried;
@@ -63,10 +63,9 @@ private:
   };
 
   bool may_start(const storage::BisectionRow& b, const bisect::Problem& problem, const bisect::Step& step);
-  std::optional<std::string> next_candidate(const Job& job, const bisect::Problem& problem, int unused,
-                                            Round& round);
+  std::optional<std::string> next_candidate(const Job& job, const bisect::Problem& problem, int unused, Round& round);
   void start(Task task);
-  void work(const Task& task);      // prebuilder thread
+  void work(const Task& task); // prebuilder thread
   void finish(const Task& task, bool built);
 
   run::Builds& m_builds;

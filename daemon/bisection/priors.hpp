@@ -24,7 +24,7 @@ class Priors {
 public:
   Priors(watch::SeriesReader& series, storage::DetectionStore& detections, run::CostHistory& costs,
          const run::Builds& builds, TreeRepos& repos)
-    : m_series(series), m_detections(detections), m_costs(costs), m_builds(builds), m_repos(repos) {}
+      : m_series(series), m_detections(detections), m_costs(costs), m_builds(builds), m_repos(repos) {}
 
   // Fills settings.noise/noise_runs (unless the job fixes `bisect.noise`), settings.expected_shift (bisections
   // opened by a confirmed detection) and settings.cost. Missing history leaves the engine's defaults.
@@ -49,8 +49,8 @@ private:
   TreeRepos& m_repos;
   // Computed once and reused on every tick (the driver advances each bisection twice a second): a commit's diff
   // and a build's used sources never change, and the series' noise is read once per bisection range.
-  std::map<std::string, std::vector<std::string>> m_changed_paths; // commit -> paths changed vs its first parent
-  std::map<std::string, std::set<std::string>> m_used_sources;     // built commit -> sources its build compiled
+  std::map<std::string, std::vector<std::string>> m_changed_paths;      // commit -> paths changed vs its first parent
+  std::map<std::string, std::set<std::string>> m_used_sources;          // built commit -> sources its build compiled
   std::map<std::string, std::optional<std::pair<double, int>>> m_noise; // "id:good..bad" -> (sigma, weight)
 };
 

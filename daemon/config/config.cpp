@@ -17,8 +17,9 @@ namespace {
 
 void read_mail(YamlReader& r, const YAML::Node& root, Config& config) {
   auto mail = r.section(root, "", "mail");
-  r.check_keys(mail, "mail", {"transport", "mbox", "smtp", "starttls", "user", "password_file", "sendmail", "from",
-                              "reported_by", "archive_url", "domain", "max_recipients"});
+  r.check_keys(mail, "mail",
+               {"transport", "mbox", "smtp", "starttls", "user", "password_file", "sendmail", "from", "reported_by",
+                "archive_url", "domain", "max_recipients"});
   if (auto transport = r.string(mail, "mail", "transport")) {
     if (*transport == "mbox") {
       config.mail.kind = mail::Transport::Kind::mbox;
@@ -27,7 +28,8 @@ void read_mail(YamlReader& r, const YAML::Node& root, Config& config) {
     } else if (*transport == "sendmail") {
       config.mail.kind = mail::Transport::Kind::sendmail;
     } else {
-      r.error(mail["transport"], "mail.transport", "unknown transport '" + *transport + "' (known: mbox, smtp, sendmail)");
+      r.error(mail["transport"], "mail.transport",
+              "unknown transport '" + *transport + "' (known: mbox, smtp, sendmail)");
     }
   }
   if (auto mbox = r.string(mail, "mail", "mbox")) {
@@ -54,8 +56,7 @@ void read_mail(YamlReader& r, const YAML::Node& root, Config& config) {
   config.reported_by = r.string(mail, "mail", "reported_by").value_or(config.reported_by);
   config.archive_url = r.string(mail, "mail", "archive_url").value_or(config.archive_url);
   config.message_id_domain = r.string(mail, "mail", "domain").value_or(config.message_id_domain);
-  config.max_recipients =
-    static_cast<std::size_t>(r.integer(mail, "mail", "max_recipients", 1, 10000).value_or(40));
+  config.max_recipients = static_cast<std::size_t>(r.integer(mail, "mail", "max_recipients", 1, 10000).value_or(40));
   if (config.mail.kind == mail::Transport::Kind::smtp && config.mail.smtp_url.empty()) {
     r.error(mail, "mail.smtp", "missing: the transport is smtp (use e.g. smtp://127.0.0.1:25)");
   }
@@ -63,8 +64,8 @@ void read_mail(YamlReader& r, const YAML::Node& root, Config& config) {
 
 // What a `local` machine is: this host's CPU model, threads and memory, as LKP names its test machines.
 std::string local_host_description() {
-  auto description = lab::describe_box(base::read_file("/proc/cpuinfo").value_or(""),
-                                       base::read_file("/proc/meminfo").value_or(""));
+  auto description =
+    lab::describe_box(base::read_file("/proc/cpuinfo").value_or(""), base::read_file("/proc/meminfo").value_or(""));
   return description.empty() ? "this host" : description;
 }
 
@@ -84,8 +85,9 @@ Status load_config_file(const fs::path& path, Config& config) {
   BISECTD_TRY_ASSIGN(auto text, base::read_file(path));
   YamlReader r(path);
   auto root = r.load(text);
-  r.check_keys(root, "", {"data_dir", "listen", "token_file", "mail", "lab", "poll_interval", "cache_dir",
-                          "confirm_runs", "placement_timeout"});
+  r.check_keys(root, "",
+               {"data_dir", "listen", "token_file", "mail", "lab", "poll_interval", "cache_dir", "confirm_runs",
+                "placement_timeout"});
   auto relative_to_file = [&](const std::string& value) {
     fs::path p(value);
     return p.is_absolute() ? p : fs::absolute(path.parent_path() / p);

@@ -14,22 +14,22 @@
 namespace bisectd::daemon::config {
 
 struct Config {
-  std::filesystem::path data_dir;                  // SQLite file, builds, logs, mirrors, worktrees
+  std::filesystem::path data_dir; // SQLite file, builds, logs, mirrors, worktrees
   std::string listen = "127.0.0.1:8765";
-  std::filesystem::path token_file;                // default DATA_DIR/token (generated when absent)
-  mail::Transport mail;                             // default: mbox at DATA_DIR/mail.mbox
+  std::filesystem::path token_file; // default DATA_DIR/token (generated when absent)
+  mail::Transport mail;             // default: mbox at DATA_DIR/mail.mbox
   std::string mail_from = "bisectd <bisectd@localhost>";
-  std::string reported_by;                         // the report's Reported-by: tag; empty: none
-  std::string archive_url;                         // Closes: <archive_url><Message-ID>; empty: no Closes: tag
+  std::string reported_by; // the report's Reported-by: tag; empty: none
+  std::string archive_url; // Closes: <archive_url><Message-ID>; empty: no Closes: tag
   std::string message_id_domain = "bisectd.localhost";
-  std::size_t max_recipients = 40;                 // more: only the tree's notify list is mailed
-  std::filesystem::path lab_file;                  // empty: one `local` machine
+  std::size_t max_recipients = 40; // more: only the tree's notify list is mailed
+  std::filesystem::path lab_file;  // empty: one `local` machine
   std::vector<lab::MachineSpec> machines;
   std::chrono::seconds poll_interval{60};
-  std::filesystem::path cache_dir;                 // kernel build dirs, ccache (default ~/.cache/bisectd)
-  std::filesystem::path configs_dir;               // where job-relative paths fall back to
-  int confirm_runs = 5;                            // runs per side when confirming a detected shift
-  std::chrono::seconds placement_timeout{1800};    // a request no machine can take fails (with its bisection)
+  std::filesystem::path cache_dir;              // kernel build dirs, ccache (default ~/.cache/bisectd)
+  std::filesystem::path configs_dir;            // where job-relative paths fall back to
+  int confirm_runs = 5;                         // runs per side when confirming a detected shift
+  std::chrono::seconds placement_timeout{1800}; // a request no machine can take fails (with its bisection)
 };
 
 // Reads a bisectd.yaml file over `config`. Every bad key is reported, one per line, "file:line: key: what".

@@ -30,8 +30,9 @@ fs::path resolve_path(const std::string& value, const fs::path& job_path, const 
 
 void read_build(YamlReader& r, const YAML::Node& root, Job& job, const fs::path& configs_dir) {
   auto build = r.section(root, "", "build", true);
-  r.check_keys(build, "build", {"recipe", "command", "artifacts", "timeout", "env", "config", "fragment",
-                                "extra_options", "kcflags", "arch", "modules"});
+  r.check_keys(build, "build",
+               {"recipe", "command", "artifacts", "timeout", "env", "config", "fragment", "extra_options", "kcflags",
+                "arch", "modules"});
   auto recipe = r.string(build, "build", "recipe", true).value_or("command");
   if (recipe == "command") {
     job.build.kind = kbuild::RecipeKind::command;

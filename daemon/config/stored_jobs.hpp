@@ -14,7 +14,7 @@ namespace bisectd::daemon::config {
 class StoredJobs final : public JobCatalog {
 public:
   StoredJobs(storage::TreeStore& store, std::filesystem::path configs_dir)
-    : m_store(store), m_configs_dir(std::move(configs_dir)) {}
+      : m_store(store), m_configs_dir(std::move(configs_dir)) {}
 
   Result<std::shared_ptr<const Job>> get(const std::string& name) override;
 

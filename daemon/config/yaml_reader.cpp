@@ -45,8 +45,7 @@ void YamlReader::check_keys(const YAML::Node& map, const std::string& prefix, co
   }
 }
 
-YAML::Node YamlReader::lookup(const YAML::Node& map, const std::string& prefix, const std::string& key,
-                              bool required) {
+YAML::Node YamlReader::lookup(const YAML::Node& map, const std::string& prefix, const std::string& key, bool required) {
   auto node = map[key];
   if (!node && required) {
     error(map, dotted(prefix, key), "missing");
@@ -54,8 +53,8 @@ YAML::Node YamlReader::lookup(const YAML::Node& map, const std::string& prefix, 
   return node;
 }
 
-std::optional<std::string> YamlReader::string(const YAML::Node& map, const std::string& prefix,
-                                              const std::string& key, bool required) {
+std::optional<std::string> YamlReader::string(const YAML::Node& map, const std::string& prefix, const std::string& key,
+                                              bool required) {
   auto node = lookup(map, prefix, key, required);
   if (!node) {
     return std::nullopt;
@@ -88,9 +87,8 @@ std::optional<std::vector<std::string>> YamlReader::string_list(const YAML::Node
   return out;
 }
 
-std::optional<std::map<std::string, std::string>> YamlReader::string_map(const YAML::Node& map,
-                                                                         const std::string& prefix,
-                                                                         const std::string& key) {
+std::optional<std::map<std::string, std::string>>
+YamlReader::string_map(const YAML::Node& map, const std::string& prefix, const std::string& key) {
   auto node = map[key];
   if (!node) {
     return std::nullopt;
@@ -172,7 +170,8 @@ std::optional<long> YamlReader::integer(const YAML::Node& map, const std::string
     return value;
   } catch (const std::exception&) {
     error(map[key], dotted(prefix, key),
-          "must be a whole number from " + std::to_string(min) + " to " + std::to_string(max) + ", not '" + *text + "'");
+          "must be a whole number from " + std::to_string(min) + " to " + std::to_string(max) + ", not '" + *text +
+            "'");
     return std::nullopt;
   }
 }

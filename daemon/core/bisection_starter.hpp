@@ -12,9 +12,9 @@ namespace bisectd::daemon {
 
 struct BisectionStart {
   std::string tree, branch;
-  std::string good, bad;       // any revisions; resolved and checked (good must be an ancestor of bad)
-  std::string job;             // the job's name
-  std::string metric;          // empty: the job's primary metric
+  std::string good, bad; // any revisions; resolved and checked (good must be an ancestor of bad)
+  std::string job;       // the job's name
+  std::string metric;    // empty: the job's primary metric
   storage::Origin origin = storage::Origin::manual;
 };
 

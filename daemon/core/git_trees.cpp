@@ -11,7 +11,9 @@ GitTrees::Locks& GitTrees::locks(const std::string& name) {
   return *slot;
 }
 
-std::filesystem::path GitTrees::mirror_dir(const std::string& name) const { return m_data_dir / "mirrors" / (name + ".git"); }
+std::filesystem::path GitTrees::mirror_dir(const std::string& name) const {
+  return m_data_dir / "mirrors" / (name + ".git");
+}
 
 std::filesystem::path GitTrees::worktree_dir(const std::string& name) const { return m_data_dir / "worktrees" / name; }
 

@@ -19,35 +19,35 @@ struct MetricsSpec {
   lab::MetricFormat format = lab::MetricFormat::lkp;
   std::string primary;
   bisect::Direction direction = bisect::Direction::higher_is_better;
-  double threshold = 0.02;                 // relative
-  std::vector<std::string> watch;          // further metrics that may open bisections
+  double threshold = 0.02;        // relative
+  std::vector<std::string> watch; // further metrics that may open bisections
 };
 
 struct BisectSpec {
   bisect::Method method = bisect::Method::bcb;
-  double delta = 0.01;                     // stop at P(culprit) >= 1 - delta
+  double delta = 0.01; // stop at P(culprit) >= 1 - delta
   int max_runs = 400;
   int max_builds = 60;
-  std::optional<double> noise;             // prior relative run-to-run sigma, when known
+  std::optional<double> noise; // prior relative run-to-run sigma, when known
 };
 
 struct VerifySpec {
-  bool confirm = true;                     // interleaved culprit/parent pairs
+  bool confirm = true; // interleaved culprit/parent pairs
   int pairs = 10;
-  bool revert = true;                      // revert the culprit on the bad head and measure
-  bool layout = true;                      // rebuild culprit and parent with forced alignment
-  std::map<std::string, std::string> layout_env;  // command recipe: env that plays the role of the alignment option
-  bool plausibility = true;                // never mail a culprit whose build is identical to its parent's
+  bool revert = true;                            // revert the culprit on the bad head and measure
+  bool layout = true;                            // rebuild culprit and parent with forced alignment
+  std::map<std::string, std::string> layout_env; // command recipe: env that plays the role of the alignment option
+  bool plausibility = true;                      // never mail a culprit whose build is identical to its parent's
 };
 
 struct Job {
   std::string name;
-  std::filesystem::path path;              // the job file (relative paths inside resolve against its folder)
-  std::string yaml;                        // the job file's text, shown in reports
-  std::string testcase;                    // defaults to the name
+  std::filesystem::path path; // the job file (relative paths inside resolve against its folder)
+  std::string yaml;           // the job file's text, shown in reports
+  std::string testcase;       // defaults to the name
   kbuild::Recipe build;
   std::string machine_group = "local";
-  int runs = 3;                            // runs per visit
+  int runs = 3; // runs per visit
   lab::RunSpec run;
   MetricsSpec metrics;
   std::vector<std::pair<std::string, std::string>> params;

@@ -10,10 +10,10 @@ namespace bisectd::daemon {
 struct MachineInfo {
   std::string name, group, backend, description;
   bool busy = false;
-  std::string current; // commit being built or run; empty when idle
-  bool quarantined = false;      // no visits until released (daemon/run/quarantine.hpp)
+  std::string current;      // commit being built or run; empty when idle
+  bool quarantined = false; // no visits until released (daemon/run/quarantine.hpp)
   std::string quarantine_reason;
-  int slots = 1;       // visits it takes at once (a LAVA device type: its idle devices)
+  int slots = 1; // visits it takes at once (a LAVA device type: its idle devices)
 };
 
 class LabView {

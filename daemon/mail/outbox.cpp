@@ -137,7 +137,8 @@ void Outbox::recover_interrupted() {
       continue;
     }
     auto why = "delivery was interrupted by a daemon stop; not sent again, so that nobody can get it twice (it "
-               "may or may not have arrived: Message-ID " + report.message_id + ")";
+               "may or may not have arrived: Message-ID " +
+               report.message_id + ")";
     spdlog::warn("mail {}: {}", report.message_id, why);
     (void)m_store.mark_mail_failed(outbox.id, why, 0, true);
   }

@@ -9,6 +9,7 @@
 #include "base/strings.hpp"
 
 #include <curl/curl.h>
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -130,8 +131,8 @@ Status deliver_mbox(const std::filesystem::path& path, const std::string& from, 
 
 // ---- sendmail --------------------------------------------------------------------------------------------
 
-Status deliver_sendmail(const Transport& transport, const std::string& from,
-                        const std::vector<std::string>& recipients, const std::string& message) {
+Status deliver_sendmail(const Transport& transport, const std::string& from, const std::vector<std::string>& recipients,
+                        const std::string& message) {
   base::Command command;
   command.argv = {transport.sendmail_path, "-i", "-f", from, "--"};
   command.argv.insert(command.argv.end(), recipients.begin(), recipients.end());
@@ -150,8 +151,9 @@ Status deliver_sendmail(const Transport& transport, const std::string& from,
   for (char& c : err) {
     c = (c == '\n' || c == '\r') ? ' ' : c;
   }
-  return make_error(transient ? ErrorCode::unreachable : ErrorCode::generic,
-                    "sendmail " + transport.sendmail_path + ": " + status->describe() + (err.empty() ? "" : ": " + err));
+  return make_error(transient ? ErrorCode::unreachable : ErrorCode::generic, "sendmail " + transport.sendmail_path +
+                                                                               ": " + status->describe() +
+                                                                               (err.empty() ? "" : ": " + err));
 }
 
 // ---- SMTP (libcurl) --------------------------------------------------------------------------------------
@@ -185,10 +187,8 @@ ErrorCode smtp_error_code(CURLcode code, long response) {
   case CURLE_LOGIN_DENIED:
   case CURLE_USE_SSL_FAILED:
   case CURLE_UNSUPPORTED_PROTOCOL:
-  case CURLE_URL_MALFORMAT:
-    return ErrorCode::invalid_config;
-  default:
-    break;
+  case CURLE_URL_MALFORMAT: return ErrorCode::invalid_config;
+  default: break;
   }
   if (response >= 500) {
     return ErrorCode::invalid_input; // the server refused this mail for good (e.g. 550 no such user)
@@ -205,18 +205,16 @@ ErrorCode smtp_error_code(CURLcode code, long response) {
   case CURLE_GOT_NOTHING:
   case CURLE_SSL_CONNECT_ERROR:
   case CURLE_WEIRD_SERVER_REPLY:
-  case CURLE_PARTIAL_FILE:
-    return ErrorCode::unreachable;
-  default:
-    return ErrorCode::generic;
+  case CURLE_PARTIAL_FILE: return ErrorCode::unreachable;
+  default: return ErrorCode::generic;
   }
 }
 
 using CurlHandle = std::unique_ptr<CURL, decltype(&curl_easy_cleanup)>;
 using CurlList = std::unique_ptr<curl_slist, decltype(&curl_slist_free_all)>;
 
-void set_smtp_options(CURL* curl, const Transport& transport, const std::string& from, curl_slist* rcpt,
-                      Upload& upload, char* error_buffer) {
+void set_smtp_options(CURL* curl, const Transport& transport, const std::string& from, curl_slist* rcpt, Upload& upload,
+                      char* error_buffer) {
   curl_easy_setopt(curl, CURLOPT_URL, transport.smtp_url.c_str());
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error_buffer);
@@ -240,8 +238,8 @@ void set_smtp_options(CURL* curl, const Transport& transport, const std::string&
   }
 }
 
-Status deliver_smtp(const Transport& transport, const std::string& from,
-                    const std::vector<std::string>& recipients, const std::string& message) {
+Status deliver_smtp(const Transport& transport, const std::string& from, const std::vector<std::string>& recipients,
+                    const std::string& message) {
   static std::once_flag k_curl_init;
   std::call_once(k_curl_init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
   std::string where = "smtp " + redacted_url(transport.smtp_url) + ": ";
@@ -306,12 +304,9 @@ Status deliver(const Transport& transport, const std::string& from, const std::v
                const std::string& message) {
   BISECTD_TRY(check_addresses(from, recipients));
   switch (transport.kind) {
-  case Transport::Kind::mbox:
-    return deliver_mbox(transport.mbox_path, from, message);
-  case Transport::Kind::smtp:
-    return deliver_smtp(transport, from, recipients, message);
-  case Transport::Kind::sendmail:
-    return deliver_sendmail(transport, from, recipients, message);
+  case Transport::Kind::mbox: return deliver_mbox(transport.mbox_path, from, message);
+  case Transport::Kind::smtp: return deliver_smtp(transport, from, recipients, message);
+  case Transport::Kind::sendmail: return deliver_sendmail(transport, from, recipients, message);
   }
   return make_error(ErrorCode::invalid_config, "mail: unknown transport");
 }

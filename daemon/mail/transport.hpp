@@ -14,13 +14,13 @@ namespace bisectd::daemon::mail {
 
 struct Transport {
   enum class Kind { mbox, smtp, sendmail } kind = Kind::mbox;
-  std::filesystem::path mbox_path;                 // mbox: appended to, created if missing
-  std::string smtp_url;                            // smtp://host:port (plain or STARTTLS) or smtps://host:port
-  bool starttls = false;                           // smtp:// only: require STARTTLS
-  std::string user, password;                      // SMTP AUTH when `user` is set
+  std::filesystem::path mbox_path; // mbox: appended to, created if missing
+  std::string smtp_url;            // smtp://host:port (plain or STARTTLS) or smtps://host:port
+  bool starttls = false;           // smtp:// only: require STARTTLS
+  std::string user, password;      // SMTP AUTH when `user` is set
   std::string sendmail_path = "/usr/sbin/sendmail";
-  std::chrono::seconds connect_timeout{30};        // smtp: connecting
-  std::chrono::seconds timeout{300};               // smtp/sendmail: the whole delivery
+  std::chrono::seconds connect_timeout{30}; // smtp: connecting
+  std::chrono::seconds timeout{300};        // smtp/sendmail: the whole delivery
 };
 
 // Delivers `message` (full RFC 5322 text, CRLF or LF line ends) from `from` to all `recipients` (bare

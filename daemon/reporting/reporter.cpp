@@ -78,8 +78,8 @@ private:
   std::set<std::string> m_boots;
 };
 
-Status add_samples(storage::SampleStore& store, const LabView& lab, const storage::BisectionRow& b,
-                   const Conclusion& c, report::ReportInput& input) {
+Status add_samples(storage::SampleStore& store, const LabView& lab, const storage::BisectionRow& b, const Conclusion& c,
+                   report::ReportInput& input) {
   BISECTD_TRY_ASSIGN(auto samples, store.samples(b.job, c.chain));
   std::map<std::string, std::size_t> index;
   for (std::size_t i = 0; i < c.chain.size(); ++i) {
@@ -220,7 +220,7 @@ std::pair<report::Recipients, std::string> cap_recipients(report::Recipients who
 }
 
 Result<storage::ReportRow> MailReporter::compose(const storage::BisectionRow& b, const Job& job,
-                                                const storage::TreeRow& tree, const Conclusion& c) {
+                                                 const storage::TreeRow& tree, const Conclusion& c) {
   report::ReportInput input;
   input.bisection_id = b.id;
   input.created_at = b.created_at;
@@ -278,9 +278,9 @@ Result<storage::ReportRow> MailReporter::compose(const storage::BisectionRow& b,
   input.reproduce = reproduce_commands(b, tree, job);
   // A result below the confidence bar goes to the tree's own notify list only.
   bool private_mail = tree.is_private || !c.confident;
-  auto who = report::compute_recipients(input.culprit, tree.notify, tree.mail_cc,
-                                        private_mail ? std::vector<std::string>{} : maintainers(m_repos, tree.name, patch),
-                                        private_mail);
+  auto who = report::compute_recipients(
+    input.culprit, tree.notify, tree.mail_cc,
+    private_mail ? std::vector<std::string>{} : maintainers(m_repos, tree.name, patch), private_mail);
   auto [capped, note] = cap_recipients(std::move(who), tree.notify, m_identity.max_recipients);
   input.recipients_note = note;
   auto mail = report::render_report(input, capped);

@@ -16,16 +16,16 @@ namespace bisectd::daemon::reporting {
 
 // What the bisection concluded, in commit terms.
 struct Conclusion {
-  std::vector<std::string> chain;          // the searched first-parent chain, good first
-  std::size_t culprit = 0;                 // index into chain (the most likely one when not confident)
-  std::size_t parent = 0;                  // what it is compared with: culprit - 1, or the nearest predecessor
-                                           // with the same build when those between touch nothing built
-  std::string culprit_sha;                 // may differ from chain[culprit] after merge recursion
+  std::vector<std::string> chain; // the searched first-parent chain, good first
+  std::size_t culprit = 0;        // index into chain (the most likely one when not confident)
+  std::size_t parent = 0;         // what it is compared with: culprit - 1, or the nearest predecessor
+                                  // with the same build when those between touch nothing built
+  std::string culprit_sha;        // may differ from chain[culprit] after merge recursion
   double p_culprit = 0;
-  std::vector<std::size_t> credible_set;   // indices; more than one when ambiguous
+  std::vector<std::size_t> credible_set; // indices; more than one when ambiguous
   bool confident = true;
   int runs = 0, builds = 0;
-  std::vector<std::string> verification;   // lines for the report
+  std::vector<std::string> verification; // lines for the report
   bool layout_artefact = false;
   // The first report of the same culprit for the same tree and job, when there is one: this one answers it
   // and is not mailed.
@@ -36,9 +36,9 @@ struct Conclusion {
 // numbers: the searched culprit, and for the parent `measured`, the commit whose identical build was measured in
 // its place (the parent itself when it has its own).
 struct Compared {
-  std::string culprit, parent;                 // as named in the report
-  std::string measured_culprit, measured;      // whose samples the numbers are
-  bool same_binary = false;                    // the parent's numbers are `measured`'s, another commit's
+  std::string culprit, parent;            // as named in the report
+  std::string measured_culprit, measured; // whose samples the numbers are
+  bool same_binary = false;               // the parent's numbers are `measured`'s, another commit's
 };
 
 // The compared commits of a conclusion; `first_parent` is the culprit's first parent (used when the culprit is
@@ -84,7 +84,7 @@ std::string kconfig_label(const kbuild::Recipe& recipe);
 class MailReporter final : public Reporter {
 public:
   MailReporter(storage::SampleStore& samples, TreeRepos& repos, const LabView& lab, MailIdentity identity)
-    : m_samples(samples), m_repos(repos), m_lab(lab), m_identity(std::move(identity)) {}
+      : m_samples(samples), m_repos(repos), m_lab(lab), m_identity(std::move(identity)) {}
 
   Result<storage::ReportRow> compose(const storage::BisectionRow& b, const Job& job, const storage::TreeRow& tree,
                                      const Conclusion& conclusion) override;

@@ -10,12 +10,9 @@ namespace {
 
 std::string outcome_name(kbuild::BuildOutcome outcome) {
   switch (outcome) {
-  case kbuild::BuildOutcome::ok:
-    return "ok";
-  case kbuild::BuildOutcome::failed:
-    return "failed";
-  case kbuild::BuildOutcome::infra:
-    return "infra";
+  case kbuild::BuildOutcome::ok: return "ok";
+  case kbuild::BuildOutcome::failed: return "failed";
+  case kbuild::BuildOutcome::infra: return "infra";
   }
   return "infra";
 }

@@ -29,7 +29,7 @@ class Builds {
 public:
   Builds(TreeRepos& trees, kbuild::BuildStore& store, storage::SampleStore& samples, CostHistory& costs,
          Builders builders)
-    : m_trees(trees), m_store(store), m_samples(samples), m_costs(costs), m_builders(builders) {}
+      : m_trees(trees), m_store(store), m_samples(samples), m_costs(costs), m_builders(builders) {}
 
   // The stored build of (commit, the job's recipe for `variant`), if any (success or failure).
   [[nodiscard]] std::optional<kbuild::BuildResult> stored(const Job& job, const std::string& commit,

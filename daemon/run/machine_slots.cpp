@@ -15,9 +15,8 @@ std::vector<MachineInfo> MachineSlots::machines() const {
   std::vector<MachineInfo> out;
   for (const auto& slot : m_slots) {
     const auto& spec = slot.machine->spec();
-    out.push_back({spec.name, spec.group, spec.backend, slot.machine->describe(),
-                   slot.running >= slot.machine->slots(), slot.current,
-                   m_quarantine != nullptr && m_quarantine->quarantined(spec.name),
+    out.push_back({spec.name, spec.group, spec.backend, slot.machine->describe(), slot.running >= slot.machine->slots(),
+                   slot.current, m_quarantine != nullptr && m_quarantine->quarantined(spec.name),
                    m_quarantine != nullptr ? m_quarantine->reason(spec.name) : "", slot.machine->slots()});
   }
   return out;

@@ -15,7 +15,8 @@ std::string group_names(const std::vector<MachineInfo>& machines) {
   for (const auto& m : machines) {
     groups.insert(m.group);
   }
-  return groups.empty() ? std::string("none") : base::join(std::vector<std::string>(groups.begin(), groups.end()), ", ");
+  return groups.empty() ? std::string("none")
+                        : base::join(std::vector<std::string>(groups.begin(), groups.end()), ", ");
 }
 
 std::string quarantined_text(const MachineInfo& m) {

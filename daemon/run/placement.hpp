@@ -32,8 +32,8 @@ public:
 
   // The requests of `queued` that no machine of `machines` could take for at least the timeout, as of `now`
   // (unix seconds). A request that became placeable again, or left the queue, starts over.
-  std::vector<Unplaceable> due(const std::vector<storage::RequestRow>& queued,
-                               const std::vector<MachineInfo>& machines, std::int64_t now);
+  std::vector<Unplaceable> due(const std::vector<storage::RequestRow>& queued, const std::vector<MachineInfo>& machines,
+                               std::int64_t now);
 
 private:
   std::chrono::seconds m_timeout;

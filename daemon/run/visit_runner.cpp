@@ -44,8 +44,7 @@ RequestOutcome VisitRunner::fail(const storage::RequestRow& request, const Error
   auto code = std::string(to_string(error.code));
   auto message = error.message;
   if (decision.flag_commit) {
-    message += " (attempt " + std::to_string(request.attempts) + " of " + std::to_string(k_max_attempts) +
-               ": skipped)";
+    message += " (attempt " + std::to_string(request.attempts) + " of " + std::to_string(k_max_attempts) + ": skipped)";
     (void)m_samples.add_flag(request.job, request.commit, request.variant, storage::CommitFlag::infra, message);
   }
   std::optional<std::int64_t> retry_at;
@@ -73,12 +72,11 @@ RequestOutcome VisitRunner::after_failed_build(const Job& job, const storage::Re
 RequestOutcome VisitRunner::after_failed_visit(const Job& job, const storage::RequestRow& request,
                                                const lab::VisitResult& visit) {
   if (visit.outcome == lab::VisitOutcome::boot_failed) {
-    auto count = m_samples.add_flag(job.name, request.commit, request.variant, storage::CommitFlag::unbootable,
-                                    visit.message);
+    auto count =
+      m_samples.add_flag(job.name, request.commit, request.variant, storage::CommitFlag::unbootable, visit.message);
     bool retry = count && *count < storage::CommitFlags::k_boot_failures_to_skip;
     return fail(request,
-                Error{ErrorCode::boot_failed, visit.message + " (console: " + visit.console_log.string() + ")"},
-                retry);
+                Error{ErrorCode::boot_failed, visit.message + " (console: " + visit.console_log.string() + ")"}, retry);
   }
   return fail(request, Error{ErrorCode::infra, visit.message}, true);
 }
@@ -104,8 +102,8 @@ RequestOutcome VisitRunner::store_samples(const Job& job, const storage::Request
     (void)m_samples.add_flag(job.name, request.commit, request.variant, storage::CommitFlag::unrunnable,
                              visit.runs.empty() ? "no runs" : visit.runs.front().error);
     return fail(request,
-                Error{ErrorCode::benchmark_failed,
-                      "no run gave " + job.metrics.primary + (visit.runs.empty() ? "" : ": " + visit.runs.front().error)},
+                Error{ErrorCode::benchmark_failed, "no run gave " + job.metrics.primary +
+                                                     (visit.runs.empty() ? "" : ": " + visit.runs.front().error)},
                 false);
   }
   if (auto stored = m_queue.finish_request(request.id, samples); !stored) {
@@ -122,8 +120,11 @@ void VisitRunner::add_lab_handle(lab::VisitRequest& visit, const storage::Reques
                                  const std::filesystem::path& artifact_dir) {
   visit.resume = request.lab_handle;
   visit.save_handle = [this, id = request.id](const std::string& handle) { return m_queue.set_lab_handle(id, handle); };
-  visit.metadata = {{"request", std::to_string(request.id)}, {"build", artifact_dir.filename().string()},
-                    {"purpose", std::string(to_string(request.purpose))}, {"tree", request.tree}, {"job", request.job}};
+  visit.metadata = {{"request", std::to_string(request.id)},
+                    {"build", artifact_dir.filename().string()},
+                    {"purpose", std::string(to_string(request.purpose))},
+                    {"tree", request.tree},
+                    {"job", request.job}};
   if (request.bisection_id != 0) {
     visit.metadata["bisection"] = std::to_string(request.bisection_id);
   }
@@ -157,8 +158,9 @@ RequestOutcome VisitRunner::run_unguarded(lab::Machine& machine, const storage::
   }
   auto log_dir = request_log_dir(m_data_dir, request.id);
   (void)base::make_dirs(log_dir);
-  lab::VisitRequest visit_request{request.commit, build->artifact_dir, build->kernel_release, (*job)->run,
-                                  static_cast<int>(request.runs), log_dir, &m_stopping};
+  lab::VisitRequest visit_request{
+    request.commit, build->artifact_dir, build->kernel_release, (*job)->run, static_cast<int>(request.runs),
+    log_dir,        &m_stopping};
   add_lab_handle(visit_request, request, build->artifact_dir);
   auto visit_started = std::chrono::steady_clock::now();
   auto visit = machine.visit(visit_request);

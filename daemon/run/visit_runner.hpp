@@ -20,12 +20,12 @@ enum class RequestOutcome { done, failed, requeued };
 
 class VisitRunner {
 public:
-  // Logs of request N go to request_log_dir(`data_dir`, N). `stopping` cancels builds and visits (their requests go back to
-  // the queue); `wake` is called when the build is done (the tree's build slot is free for a prebuild).
+  // Logs of request N go to request_log_dir(`data_dir`, N). `stopping` cancels builds and visits (their requests go
+  // back to the queue); `wake` is called when the build is done (the tree's build slot is free for a prebuild).
   VisitRunner(storage::QueueStore& queue, storage::SampleStore& samples, JobCatalog& jobs, Builds& builds,
               CostHistory& costs, std::filesystem::path data_dir, const std::atomic<bool>& stopping, Wake wake)
-    : m_queue(queue), m_samples(samples), m_jobs(jobs), m_builds(builds), m_costs(costs),
-      m_data_dir(std::move(data_dir)), m_stopping(stopping), m_wake(std::move(wake)) {}
+      : m_queue(queue), m_samples(samples), m_jobs(jobs), m_builds(builds), m_costs(costs),
+        m_data_dir(std::move(data_dir)), m_stopping(stopping), m_wake(std::move(wake)) {}
 
   // Executes `request` on `machine`. Never throws; failures are stored on the request, retried with backoff while
   // they may pass (retry_policy.hpp).
@@ -39,8 +39,7 @@ private:
   RequestOutcome fail(const storage::RequestRow& request, const Error& error, bool retryable);
   RequestOutcome after_failed_build(const Job& job, const storage::RequestRow& request,
                                     const kbuild::BuildResult& build);
-  RequestOutcome after_failed_visit(const Job& job, const storage::RequestRow& request,
-                                    const lab::VisitResult& visit);
+  RequestOutcome after_failed_visit(const Job& job, const storage::RequestRow& request, const lab::VisitResult& visit);
   RequestOutcome store_samples(const Job& job, const storage::RequestRow& request, const std::string& machine,
                                const lab::VisitResult& visit);
   void add_lab_handle(lab::VisitRequest& visit, const storage::RequestRow& request,

@@ -6,9 +6,9 @@
 // System.map only lists symbol addresses, so an equal System.map cannot prove equal code (a changed
 // constant moves nothing); a false "identical" would hide a real culprit, so it is left to test (1).
 #include "bisect/plausibility.hpp"
-#include "daemon/verify/steps.hpp"
 
 #include "base/fs.hpp"
+#include "daemon/verify/steps.hpp"
 
 #include <filesystem>
 #include <map>

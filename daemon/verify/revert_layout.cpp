@@ -1,9 +1,8 @@
 // The verification steps that need runs: the revert test and the code-layout test.
-#include "daemon/verify/steps.hpp"
-
 #include "base/strings.hpp"
 #include "bisect/stats.hpp"
 #include "bisect/verify_stats.hpp"
+#include "daemon/verify/steps.hpp"
 
 #include <fmt/format.h>
 
@@ -34,9 +33,9 @@ std::string revert_verdict(double recovered) {
   if (std::isnan(recovered)) {
     return "cannot tell";
   }
-  return recovered >= 0.7 ? "performance comes back"
+  return recovered >= 0.7   ? "performance comes back"
          : recovered >= 0.3 ? "performance comes back partly"
-                             : "performance does not come back";
+                            : "performance does not come back";
 }
 
 // Creates the revert commit and queues its measurement interleaved with the bad head's, or records why it
@@ -48,9 +47,8 @@ Result<StepState> start_revert(VerifyTarget& t, Verification& v) {
     return {};
   }));
   if (!reverted) {
-    auto line = std::string("revert: ") + (reverted.error().code == ErrorCode::conflict
-                                               ? "does not apply cleanly ("
-                                               : "could not be made (") +
+    auto line = std::string("revert: ") +
+                (reverted.error().code == ErrorCode::conflict ? "does not apply cleanly (" : "could not be made (") +
                 reverted.error().message + ")";
     record_step(v, "revert", line, {{"applies", false}});
     return StepState::done;
@@ -111,8 +109,12 @@ Result<StepState> check_revert(VerifyTarget& t, Verification& v) {
                           base::short_sha(reverted), base::signed_percent(b == 0 ? NAN : (r - b) / std::abs(b)),
                           revert.size(), bad.size(), recovered_text(recovered), revert_verdict(recovered));
   record_step(v, "revert", line,
-              {{"applies", true}, {"commit", reverted}, {"runs", revert.size()}, {"median", r},
-               {"bad_runs", bad.size()}, {"bad_median", b},
+              {{"applies", true},
+               {"commit", reverted},
+               {"runs", revert.size()},
+               {"median", r},
+               {"bad_runs", bad.size()},
+               {"bad_median", b},
                {"shift", std::isnan(shift) ? nlohmann::json() : nlohmann::json(shift)},
                {"recovered", std::isnan(recovered) ? nlohmann::json() : nlohmann::json(recovered)}});
   return StepState::done;
@@ -171,9 +173,9 @@ Result<StepState> check_layout(VerifyTarget& t, Verification& v) {
   }
   BISECTD_TRY_ASSIGN(auto parent_layout, metric_values(t, {t.parent}, variant_name));
   BISECTD_TRY_ASSIGN(auto culprit_layout, metric_values(t, {t.culprit}, variant_name));
-  auto what = !kernel                          ? std::string("with the layout switch")
-              : variant_name == "layout"       ? std::string("with forced 64-byte function alignment")
-                                               : std::string("with forced 64-byte function alignment (KCFLAGS)");
+  auto what = !kernel                    ? std::string("with the layout switch")
+              : variant_name == "layout" ? std::string("with forced 64-byte function alignment")
+                                         : std::string("with forced 64-byte function alignment (KCFLAGS)");
   if (parent_layout.size() < 3 || culprit_layout.size() < 3) {
     auto line = "layout: could not measure " + what + " (" +
                 failure_text(parent_layout.size() < 3 ? parent_requests : culprit_requests) + ")";
@@ -185,9 +187,8 @@ Result<StepState> check_layout(VerifyTarget& t, Verification& v) {
   auto normal = bisect::confirm_shift(parent_normal, culprit_normal, t.job.metrics.threshold);
   auto variant = bisect::confirm_shift(parent_layout, culprit_layout, t.job.metrics.threshold);
   v.layout_artefact = bisect::shift_vanished(normal, variant);
-  auto line = fmt::format("layout: rebuilt {}, culprit vs parent differ by {} (built normally: {}, medians){}",
-                          what, base::signed_percent(variant.relative_change),
-                          base::signed_percent(normal.relative_change),
+  auto line = fmt::format("layout: rebuilt {}, culprit vs parent differ by {} (built normally: {}, medians){}", what,
+                          base::signed_percent(variant.relative_change), base::signed_percent(normal.relative_change),
                           v.layout_artefact ? ": likely a code-layout artefact" : ": the shift stays");
   record_step(v, "layout", line,
               {{"artefact", v.layout_artefact},

@@ -2,9 +2,8 @@
 
 #include "base/strings.hpp"
 #include "bisect/verify_stats.hpp"
-#include "daemon/verify/steps.hpp"
-
 #include "daemon/core/requests.hpp"
+#include "daemon/verify/steps.hpp"
 
 #include <fmt/format.h>
 
@@ -56,8 +55,8 @@ Status enqueue_verify(VerifyTarget& t, const std::string& commit, const std::str
   r.variant = variant;
   BISECTD_TRY_ASSIGN(r.id, t.deps.queue.enqueue(r));
   t.requests.push_back(r); // later steps of this tick see it (no double queueing)
-  (void)t.deps.events.add_event(t.b.id, "verify " + base::short_sha(commit) + " x" + std::to_string(runs) +
-                                             " (" + variant + ")");
+  (void)t.deps.events.add_event(t.b.id, "verify " + base::short_sha(commit) + " x" + std::to_string(runs) + " (" +
+                                          variant + ")");
   return {};
 }
 

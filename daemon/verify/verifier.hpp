@@ -19,9 +19,9 @@
 namespace bisectd::daemon::verify {
 
 struct Verification {
-  std::vector<std::string> lines;   // for the report and `bisectctl show` ("revert: ...", "layout: ...")
-  bool layout_artefact = false;     // the shift vanished with forced alignment
-  bool implausible = false;         // the culprit cannot explain a shift: do not mail it, search on
+  std::vector<std::string> lines; // for the report and `bisectctl show` ("revert: ...", "layout: ...")
+  bool layout_artefact = false;   // the shift vanished with forced alignment
+  bool implausible = false;       // the culprit cannot explain a shift: do not mail it, search on
   nlohmann::json details = nlohmann::json::object(); // stored as the bisection's verification
 };
 

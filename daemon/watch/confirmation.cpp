@@ -43,8 +43,7 @@ int Confirmation::first_round_runs(const storage::DetectionRow& d, const Job& jo
   auto noise = bisect::estimate_noise(series->metrics.at(d.metric));
   int needed = noise.confirm_runs_for(std::max(job.metrics.threshold, std::abs(d.change)));
   if (needed > per_side) {
-    spdlog::info("detection {}: run noise {:.2g}% asks for {} runs per side", d.id, 100.0 * noise.run_sigma,
-                 needed);
+    spdlog::info("detection {}: run noise {:.2g}% asks for {} runs per side", d.id, 100.0 * noise.run_sigma, needed);
   }
   return std::clamp(needed, per_side, std::max(per_side, k_first_round_cap));
 }
@@ -89,8 +88,8 @@ Status Confirmation::advance_detection(const storage::DetectionRow& d) {
   auto test = bisect::confirm_shift(before, after, job->metrics.threshold);
   // Inconclusive (the shift is there in size but the noise hides it): measure more, up to a cap, like
   // Pinpoint's doubling of attempts.
-  bool inconclusive = !test.confirmed && std::abs(test.relative_change) >= job->metrics.threshold &&
-                      test.p_value < k_inconclusive_p;
+  bool inconclusive =
+    !test.confirmed && std::abs(test.relative_change) >= job->metrics.threshold && test.p_value < k_inconclusive_p;
   if (inconclusive && before.size() < k_max_confirm_runs) {
     BISECTD_TRY_ASSIGN(int runs, enqueue_round(d, *job, static_cast<int>(before.size())));
     spdlog::info("detection {}: {} with p={:.3g} after {} runs per side: inconclusive, {} more each", d.id,
@@ -112,8 +111,7 @@ Status Confirmation::advance_detection(const storage::DetectionRow& d) {
   return {};
 }
 
-Status Confirmation::open_bisection(const storage::DetectionRow& d, const bisect::ShiftTest& test,
-                                    std::size_t runs) {
+Status Confirmation::open_bisection(const storage::DetectionRow& d, const bisect::ShiftTest& test, std::size_t runs) {
   spdlog::info("detection {}: {}..{} confirmed ({}, p={:.3g}): bisecting", d.id, base::short_sha(d.good),
                base::short_sha(d.bad), base::signed_percent(test.relative_change), test.p_value);
   // A crash after start() but before the state below is stored must not open a second bisection.
@@ -125,12 +123,12 @@ Status Confirmation::open_bisection(const storage::DetectionRow& d, const bisect
     }
   }
   if (id == 0) {
-    BISECTD_TRY_ASSIGN(id, m_bisections.start({d.tree, d.branch, d.good, d.bad, d.job, d.metric,
-                                               storage::Origin::detect}));
-    (void)m_stores.bisections.add_event(
-      id, "opened by detection " + std::to_string(d.id) + ": " + d.metric + " " +
-            base::signed_percent(test.relative_change) + " confirmed by " + std::to_string(runs) +
-            " interleaved runs per side (p=" + std::to_string(test.p_value) + ")");
+    BISECTD_TRY_ASSIGN(id,
+                       m_bisections.start({d.tree, d.branch, d.good, d.bad, d.job, d.metric, storage::Origin::detect}));
+    (void)m_stores.bisections.add_event(id, "opened by detection " + std::to_string(d.id) + ": " + d.metric + " " +
+                                              base::signed_percent(test.relative_change) + " confirmed by " +
+                                              std::to_string(runs) +
+                                              " interleaved runs per side (p=" + std::to_string(test.p_value) + ")");
   }
   // The interleaved runs measured the shift better than the first comparison did: the bisection's prior uses it.
   return m_stores.detections.set_detection_state(d.id, storage::DetectionState::confirmed, id, test.relative_change);

@@ -17,7 +17,7 @@ public:
   // `min_runs`: runs per side of the first round (the config's confirm_runs, at least 5).
   Confirmation(WatchStores stores, SeriesReader& series, JobCatalog& jobs, const LabView& lab,
                BisectionStarter& bisections, int min_runs)
-    : m_stores(stores), m_series(series), m_jobs(jobs), m_lab(lab), m_bisections(bisections), m_min_runs(min_runs) {}
+      : m_stores(stores), m_series(series), m_jobs(jobs), m_lab(lab), m_bisections(bisections), m_min_runs(min_runs) {}
 
   // Stores `proposal` as a confirming detection and queues its first round of interleaved runs.
   Status start(const storage::DetectionRow& proposal, const Job& job);

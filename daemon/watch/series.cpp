@@ -61,8 +61,8 @@ Result<std::vector<Range>> known_ranges(storage::DetectionStore& detections, sto
 // Keeps the ancestors of `tip` and puts them in ancestry order (insertion sort: the input is nearly sorted,
 // so this costs about one is_ancestor per commit).
 Result<std::vector<std::string>> SeriesReader::order_by_ancestry(const std::string& tree,
-                                                               const std::vector<std::string>& oldest_first,
-                                                               const std::string& tip) {
+                                                                 const std::vector<std::string>& oldest_first,
+                                                                 const std::string& tip) {
   std::vector<std::string> sorted;
   BISECTD_TRY(m_trees.with_repo(tree, [&](vcs::Repo& repo) -> Status {
     for (const auto& commit : oldest_first) {

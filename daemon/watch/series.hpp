@@ -18,14 +18,14 @@
 namespace bisectd::daemon::watch {
 
 struct HeadSeries {
-  std::vector<std::string> commits;                                 // measured heads, oldest first
-  std::map<std::string, std::vector<bisect::SeriesPoint>> metrics;  // metric -> points parallel to `commits`
+  std::vector<std::string> commits;                                // measured heads, oldest first
+  std::map<std::string, std::vector<bisect::SeriesPoint>> metrics; // metric -> points parallel to `commits`
 };
 
 class SeriesReader {
 public:
   SeriesReader(TreeRepos& trees, storage::QueueStore& queue, storage::SampleStore& samples)
-    : m_trees(trees), m_queue(queue), m_samples(samples) {}
+      : m_trees(trees), m_queue(queue), m_samples(samples) {}
 
   // The heads measured by watch requests of (tree, job, job.machine_group) that are ancestors of `tip` (the
   // newest measured head), oldest first, at most the newest `limit`; each point carries every sample of its
@@ -38,9 +38,8 @@ public:
   Result<bool> is_watched(const std::string& tree, const Job& job, const std::string& commit);
 
 private:
-  Result<std::vector<std::string>> order_by_ancestry(const std::string& tree,
-                                                     const std::vector<std::string>& oldest_first,
-                                                     const std::string& tip);
+  Result<std::vector<std::string>>
+  order_by_ancestry(const std::string& tree, const std::vector<std::string>& oldest_first, const std::string& tip);
 
   TreeRepos& m_trees;
   storage::QueueStore& m_queue;
@@ -61,7 +60,6 @@ std::vector<Candidate> find_candidates(const HeadSeries& series, const Job& job)
 // True when `candidate` needs no confirmation: its range overlaps a detection being confirmed or confirmed,
 // or a bisection, of the same tree/branch/job; or it lies inside a range whose confirmation failed.
 Result<bool> is_covered(TreeRepos& trees, storage::DetectionStore& detections, storage::BisectionStore& bisections,
-                        const std::string& tree, const std::string& branch, const Job& job,
-                        const Candidate& candidate);
+                        const std::string& tree, const std::string& branch, const Job& job, const Candidate& candidate);
 
 } // namespace bisectd::daemon::watch

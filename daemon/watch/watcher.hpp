@@ -22,8 +22,8 @@ public:
   // `poll_interval`: for trees without their own.
   Watcher(WatchStores stores, TreeRepos& repos, SeriesReader& series, JobCatalog& jobs, Confirmation& confirmation,
           std::chrono::seconds poll_interval)
-    : m_stores(stores), m_repos(repos), m_series(series), m_jobs(jobs), m_confirmation(confirmation),
-      m_poll_interval(poll_interval) {}
+      : m_stores(stores), m_repos(repos), m_series(series), m_jobs(jobs), m_confirmation(confirmation),
+        m_poll_interval(poll_interval) {}
 
   // Trees whose poll interval has passed (io thread); marks them polled.
   std::vector<storage::TreeRow> due_trees(std::int64_t now);
@@ -37,8 +37,7 @@ private:
   Status compare_heads(const storage::TreeRow& tree, const std::string& branch, const Job& job,
                        const storage::HeadRow& head);
   // Runs the change-point detector once per new baseline; queues a confirmation for the newest new shift.
-  Status check_series(const storage::TreeRow& tree, const std::string& branch, const Job& job,
-                      const std::string& tip);
+  Status check_series(const storage::TreeRow& tree, const std::string& branch, const Job& job, const std::string& tip);
   Status enqueue_watch(const storage::TreeRow& tree, const Job& job, const std::string& commit);
 
   WatchStores m_stores;

@@ -11,8 +11,7 @@ using namespace storage;
 
 namespace {
 
-template <class Rows, class Pred>
-auto find_if(Rows& rows, Pred pred) {
+template <class Rows, class Pred> auto find_if(Rows& rows, Pred pred) {
   return std::find_if(rows.begin(), rows.end(), pred);
 }
 
@@ -375,8 +374,9 @@ Result<std::vector<MetricSample>> MemoryStore::request_metric_samples(const std:
   return out;
 }
 
-Result<std::vector<std::pair<std::string, MetricSample>>> MemoryStore::series_samples(
-  const std::string& tree, const std::string& job, const std::string& group, const std::vector<std::string>& metrics) {
+Result<std::vector<std::pair<std::string, MetricSample>>>
+MemoryStore::series_samples(const std::string& tree, const std::string& job, const std::string& group,
+                            const std::vector<std::string>& metrics) {
   std::lock_guard lock(m_mutex);
   std::vector<std::pair<std::string, MetricSample>> out;
   for (const auto& metric : metrics) {
@@ -396,9 +396,8 @@ Result<std::vector<SampleRow>> MemoryStore::samples_for_commit_prefix(const std:
                                                                       const std::string& tree) {
   std::lock_guard lock(m_mutex);
   std::vector<SampleRow> out;
-  std::copy_if(m_samples.begin(), m_samples.end(), std::back_inserter(out), [&](const auto& s) {
-    return s.commit.starts_with(prefix) && (tree.empty() || s.tree == tree);
-  });
+  std::copy_if(m_samples.begin(), m_samples.end(), std::back_inserter(out),
+               [&](const auto& s) { return s.commit.starts_with(prefix) && (tree.empty() || s.tree == tree); });
   return out;
 }
 
@@ -413,7 +412,8 @@ Result<std::vector<SampleRow>> MemoryStore::samples_for_job(const std::string& j
 Result<std::int64_t> MemoryStore::add_flag(const std::string& job, const std::string& commit,
                                            const std::string& variant, CommitFlag flag, const std::string&) {
   std::lock_guard lock(m_mutex);
-  auto found = find_if(m_flags, [&](const auto& f) { return f.job == job && f.commit == commit && f.variant == variant; });
+  auto found =
+    find_if(m_flags, [&](const auto& f) { return f.job == job && f.commit == commit && f.variant == variant; });
   if (found == m_flags.end()) {
     m_flags.push_back({job, commit, variant, {}});
     found = std::prev(m_flags.end());
@@ -428,7 +428,8 @@ Result<std::int64_t> MemoryStore::add_flag(const std::string& job, const std::st
 
 Result<CommitFlags> MemoryStore::flags(const std::string& job, const std::string& commit, const std::string& variant) {
   std::lock_guard lock(m_mutex);
-  auto found = find_if(m_flags, [&](const auto& f) { return f.job == job && f.commit == commit && f.variant == variant; });
+  auto found =
+    find_if(m_flags, [&](const auto& f) { return f.job == job && f.commit == commit && f.variant == variant; });
   return found == m_flags.end() ? CommitFlags{} : found->flags;
 }
 
@@ -466,9 +467,8 @@ Result<std::int64_t> MemoryStore::add_detection(const DetectionRow& detection) {
 Result<std::optional<DetectionRow>> MemoryStore::detection(const std::string& tree, const std::string& job,
                                                            const std::string& good, const std::string& bad) {
   std::lock_guard lock(m_mutex);
-  auto found = find_if(m_detections, [&](const auto& d) {
-    return d.tree == tree && d.job == job && d.good == good && d.bad == bad;
-  });
+  auto found = find_if(m_detections,
+                       [&](const auto& d) { return d.tree == tree && d.job == job && d.good == good && d.bad == bad; });
   return found == m_detections.end() ? std::optional<DetectionRow>() : std::optional<DetectionRow>(*found);
 }
 
@@ -686,8 +686,7 @@ Status MemoryStore::finish_bisection(const BisectionRow& bisection, const std::o
 }
 
 Result<std::optional<ReportRow>> MemoryStore::first_report(const std::string& tree, const std::string& job,
-                                                           const std::string& culprit,
-                                                           std::int64_t except_bisection) {
+                                                           const std::string& culprit, std::int64_t except_bisection) {
   std::lock_guard lock(m_mutex);
   for (const auto& r : m_reports) {
     auto b = find_if(m_bisections, [&](const auto& row) { return row.id == r.bisection_id; });

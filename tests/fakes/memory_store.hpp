@@ -65,9 +65,9 @@ public:
                                                             const std::string& variant = "") override;
   Result<std::vector<storage::MetricSample>> request_metric_samples(const std::vector<std::int64_t>& requests,
                                                                     const std::string& metric) override;
-  Result<std::vector<std::pair<std::string, storage::MetricSample>>> series_samples(
-    const std::string& tree, const std::string& job, const std::string& group,
-    const std::vector<std::string>& metrics) override;
+  Result<std::vector<std::pair<std::string, storage::MetricSample>>>
+  series_samples(const std::string& tree, const std::string& job, const std::string& group,
+                 const std::vector<std::string>& metrics) override;
   Result<std::vector<storage::SampleRow>> samples_for_commit_prefix(const std::string& prefix,
                                                                     const std::string& tree) override;
   Result<std::vector<storage::SampleRow>> samples_for_job(const std::string& job) override;
@@ -77,7 +77,7 @@ public:
                                      const std::string& variant = "") override;
   Status record_build(const storage::BuildRecord& build) override;
   Result<std::optional<storage::BuildRecord>> last_build(const std::string& job, const std::string& commit,
-                                                const std::string& variant) override;
+                                                         const std::string& variant) override;
 
   Result<std::int64_t> add_detection(const storage::DetectionRow& detection) override;
   Result<std::optional<storage::DetectionRow>> detection(const std::string& tree, const std::string& job,
@@ -89,8 +89,8 @@ public:
 
   Result<std::int64_t> add_bisection(const storage::BisectionRow& bisection) override;
   Result<std::optional<storage::BisectionRow>> bisection(std::int64_t id) override;
-  Result<std::vector<storage::BisectionRow>> bisections(
-    const std::string& tree = "", std::optional<storage::BisectionState> state = std::nullopt) override;
+  Result<std::vector<storage::BisectionRow>>
+  bisections(const std::string& tree = "", std::optional<storage::BisectionState> state = std::nullopt) override;
   Status update_bisection(const storage::BisectionRow& bisection) override;
   Status exclude_commit(std::int64_t bisection_id, const std::string& commit) override;
   Status add_prebuilt(std::int64_t bisection_id, const std::string& commit) override;

@@ -51,12 +51,9 @@ bool parse_args(int argc, char** argv, Args& args) {
 
 std::string_view outcome_name(kbuild::BuildOutcome outcome) {
   switch (outcome) {
-  case kbuild::BuildOutcome::ok:
-    return "ok";
-  case kbuild::BuildOutcome::failed:
-    return "failed";
-  case kbuild::BuildOutcome::infra:
-    return "infra";
+  case kbuild::BuildOutcome::ok: return "ok";
+  case kbuild::BuildOutcome::failed: return "failed";
+  case kbuild::BuildOutcome::infra: return "infra";
   }
   return "?";
 }

@@ -1,5 +1,4 @@
 #include "base/dir_lock.hpp"
-
 #include "base/fs.hpp"
 
 #include <catch2/catch.hpp>
@@ -20,9 +19,8 @@ TEST_CASE("base::DirLock admits one holder and names it to the next", "[base]") 
     auto second = DirLock::acquire(*dir);
     REQUIRE_FALSE(second);
     CHECK(second.error().code == bisectd::ErrorCode::conflict);
-    CHECK(second.error().message ==
-          dir->string() + " is in use by another bisectd (pid " + std::to_string(::getpid()) + ", lock " +
-            (*dir / "bisectd.lock").string() + ")");
+    CHECK(second.error().message == dir->string() + " is in use by another bisectd (pid " + std::to_string(::getpid()) +
+                                      ", lock " + (*dir / "bisectd.lock").string() + ")");
   }
   CHECK(DirLock::acquire(*dir)); // released with its holder
   std::filesystem::remove_all(*dir);

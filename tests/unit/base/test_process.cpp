@@ -1,6 +1,5 @@
-#include "base/process.hpp"
-
 #include "base/fs.hpp"
+#include "base/process.hpp"
 #include "base/strings.hpp"
 
 #include <catch2/catch.hpp>

@@ -7,9 +7,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
 #include <filesystem>
 #include <random>
-#include <unistd.h>
 #include <string>
 #include <vector>
 
@@ -41,12 +42,74 @@ std::string words_of(const std::vector<std::string>& args) {
 
 const std::vector<std::string>& hostile() {
   static const std::vector<std::string> strings{
-    "", " ", "a b", "  two  spaces  ", "it's", "'", "''", "\"", "\"quoted\"", "back\\slash", "\\", "trailing\\",
-    "$(touch PWNED)", "`touch PWNED`", "$HOME", "${HOME}", "$((1+1))", "$", "$'x'", "a;touch PWNED", "a&&b", "a||b",
-    "a|b", "a&", "a>PWNED", "<in", "a\nb", "\n", "line\n", "\t", "tab\there", "*", "?", "[a-z]*", "~", "~root",
-    "-n", "-e", "--", "-", "--help", "a=b", "PATH=/nonexistent", "#comment", "a #b", "!", "!!", "{a,b}", "{}",
-    "if", "then", "fi", "(", ")", "( )", "a(b)", "é", "日本語", "\xff\xfe", "\x01\x02\x7f", "%s", "%", "@",
-    "a'b\"c$d`e\\f", "'$(touch PWNED)'", "\"$(touch PWNED)\"", "\r\n", "ending '",
+    "",
+    " ",
+    "a b",
+    "  two  spaces  ",
+    "it's",
+    "'",
+    "''",
+    "\"",
+    "\"quoted\"",
+    "back\\slash",
+    "\\",
+    "trailing\\",
+    "$(touch PWNED)",
+    "`touch PWNED`",
+    "$HOME",
+    "${HOME}",
+    "$((1+1))",
+    "$",
+    "$'x'",
+    "a;touch PWNED",
+    "a&&b",
+    "a||b",
+    "a|b",
+    "a&",
+    "a>PWNED",
+    "<in",
+    "a\nb",
+    "\n",
+    "line\n",
+    "\t",
+    "tab\there",
+    "*",
+    "?",
+    "[a-z]*",
+    "~",
+    "~root",
+    "-n",
+    "-e",
+    "--",
+    "-",
+    "--help",
+    "a=b",
+    "PATH=/nonexistent",
+    "#comment",
+    "a #b",
+    "!",
+    "!!",
+    "{a,b}",
+    "{}",
+    "if",
+    "then",
+    "fi",
+    "(",
+    ")",
+    "( )",
+    "a(b)",
+    "é",
+    "日本語",
+    "\xff\xfe",
+    "\x01\x02\x7f",
+    "%s",
+    "%",
+    "@",
+    "a'b\"c$d`e\\f",
+    "'$(touch PWNED)'",
+    "\"$(touch PWNED)\"",
+    "\r\n",
+    "ending '",
   };
   return strings;
 }

@@ -1,7 +1,6 @@
 // detect_change_points on constructed series: no change, steps, outliers, bimodal noise, gates, the tip.
 
 #include "bisect/detect.hpp"
-
 #include "test_detect_series.hpp"
 
 #include <catch2/catch.hpp>
@@ -55,7 +54,7 @@ TEST_CASE("detect: one regression step", "[detect]") {
 
 TEST_CASE("detect: improvement and regression are told apart", "[detect]") {
   const std::vector<ChangePoint> cps =
-      detect_change_points(make_series(300, {{100, -0.04}, {200, 0.06}}, 0.01, 11), DetectOptions{});
+    detect_change_points(make_series(300, {{100, -0.04}, {200, 0.06}}, 0.01, 11), DetectOptions{});
   REQUIRE(cps.size() == 2);
   CHECK(near(cps[0].index, 100, 2));
   CHECK(cps[0].direction == ShiftDirection::down);
@@ -67,13 +66,13 @@ TEST_CASE("detect: improvement and regression are told apart", "[detect]") {
 
 TEST_CASE("detect: two steps in the same direction and a short bump", "[detect]") {
   const std::vector<ChangePoint> same =
-      detect_change_points(make_series(400, {{120, 0.05}, {260, 0.05}}, 0.015, 3), DetectOptions{});
+    detect_change_points(make_series(400, {{120, 0.05}, {260, 0.05}}, 0.015, 3), DetectOptions{});
   REQUIRE(same.size() == 2);
   CHECK(near(same[0].index, 120, 2));
   CHECK(near(same[1].index, 260, 2));
   // Up then back down 25 commits later: both edges are reported.
   const std::vector<ChangePoint> bump =
-      detect_change_points(make_series(300, {{150, 0.06}, {175, -0.06 / 1.06}}, 0.01, 5), DetectOptions{});
+    detect_change_points(make_series(300, {{150, 0.06}, {175, -0.06 / 1.06}}, 0.01, 5), DetectOptions{});
   REQUIRE(bump.size() == 2);
   CHECK(bump[0].direction == ShiftDirection::up);
   CHECK(bump[1].direction == ShiftDirection::down);
@@ -83,7 +82,7 @@ TEST_CASE("detect: outlier runs and whole outlier commits do not raise change po
   std::vector<SeriesPoint> series = make_series(300, {{150, 0.05}}, 0.01, 13, Kind::outliers);
   for (std::size_t i : {40, 41, 90, 220, 221, 222}) {
     for (double& v : series[i].samples) {
-      v *= 0.6;  // a commit where every run lost 40% (a broken run of the benchmark box)
+      v *= 0.6; // a commit where every run lost 40% (a broken run of the benchmark box)
     }
   }
   const std::vector<ChangePoint> cps = detect_change_points(series, DetectOptions{});
@@ -93,7 +92,7 @@ TEST_CASE("detect: outlier runs and whole outlier commits do not raise change po
 
 TEST_CASE("detect: bimodal noise", "[detect]") {
   const std::vector<ChangePoint> cps =
-      detect_change_points(make_series(300, {{140, 0.06}}, 0.01, 17, Kind::bimodal), DetectOptions{});
+    detect_change_points(make_series(300, {{140, 0.06}}, 0.01, 17, Kind::bimodal), DetectOptions{});
   REQUIRE(cps.size() == 1);
   CHECK(near(cps[0].index, 140, 3));
   CHECK(cps[0].direction == ShiftDirection::up);

@@ -2,7 +2,6 @@
 // and slow drift not alarmed, real steps found across machines, noisy boots left out, single-value series.
 
 #include "bisect/detect.hpp"
-
 #include "test_detect_series.hpp"
 
 #include <catch2/catch.hpp>
@@ -18,9 +17,9 @@ using testing::Noise;
 namespace {
 
 struct Lab {
-  std::function<int(std::size_t)> machine = [](std::size_t) { return 0; };  // box of each commit
-  std::vector<double> offsets = {0.0, 0.02, -0.015};                         // relative, per box
-  std::function<double(std::size_t)> drift = [](std::size_t) { return 0.0; };  // relative lab level
+  std::function<int(std::size_t)> machine = [](std::size_t) { return 0; };    // box of each commit
+  std::vector<double> offsets = {0.0, 0.02, -0.015};                          // relative, per box
+  std::function<double(std::size_t)> drift = [](std::size_t) { return 0.0; }; // relative lab level
 };
 
 // `commits` commits of `runs` runs (relative sigma `sigma`, level 1000, steps as in make_series), each
@@ -72,7 +71,7 @@ TEST_CASE("lab: machine offsets are estimated against the reference box", "[dete
   CHECK(lab.machines[1].name == "box1");
   CHECK(lab.machines[1].offset == Approx(-20.0).margin(4.0));
   CHECK(lab.machines[2].offset == Approx(15.0).margin(4.0));
-  CHECK(estimate_lab(testing::make_series(100, {}, 0.01, 3)).machines.empty());  // no machine named
+  CHECK(estimate_lab(testing::make_series(100, {}, 0.01, 3)).machines.empty()); // no machine named
 }
 
 TEST_CASE("lab: machine swaps without a code change give no change point", "[detect][lab]") {
@@ -83,26 +82,25 @@ TEST_CASE("lab: machine swaps without a code change give no change point", "[det
     plain += detect_change_points(series, without_lab()).size();
   }
   CHECK(ours == 0);
-  CHECK(plain >= 20);  // the swaps' edges are 2-3 sigma shifts: without the model nearly all are reported
+  CHECK(plain >= 20); // the swaps' edges are 2-3 sigma shifts: without the model nearly all are reported
 }
 
-TEST_CASE("lab: the same swaps plus a real 3 sigma step give exactly one change point, at the step",
-          "[detect][lab]") {
+TEST_CASE("lab: the same swaps plus a real 3 sigma step give exactly one change point, at the step", "[detect][lab]") {
   // Point sigma of 3 runs at 1% is ~0.67%: a 2% step is 3 sigma. It sits inside box1's stretch.
   for (std::uint64_t seed = 1; seed <= 5; ++seed) {
-    const std::vector<ChangePoint> cps = detect_change_points(lab_series(400, {{150, -0.02}}, 0.01, seed, k_swaps),
-                                                              DetectOptions{});
+    const std::vector<ChangePoint> cps =
+      detect_change_points(lab_series(400, {{150, -0.02}}, 0.01, seed, k_swaps), DetectOptions{});
     REQUIRE(cps.size() == 1);
     CHECK(near(cps[0].index, 150, 3));
     CHECK(cps[0].direction == ShiftDirection::down);
-    CHECK(cps[0].machines >= 1);  // box1 (120-179), and box0 if the windows reach past 120 and 180
+    CHECK(cps[0].machines >= 1); // box1 (120-179), and box0 if the windows reach past 120 and 180
   }
 }
 
 TEST_CASE("lab: a step seen on both interleaved machines is found; one box alone shifting is not", "[detect][lab]") {
   Lab alternate{[](std::size_t i) { return static_cast<int>(i % 2); }};
   const std::vector<ChangePoint> cps =
-      detect_change_points(lab_series(300, {{160, 0.03}}, 0.01, 7, alternate), DetectOptions{});
+    detect_change_points(lab_series(300, {{160, 0.03}}, 0.01, 7, alternate), DetectOptions{});
   REQUIRE(cps.size() == 1);
   CHECK(near(cps[0].index, 160, 3));
   CHECK(cps[0].machines == 2);
@@ -122,7 +120,7 @@ TEST_CASE("lab: slow drift of the lab level is not a change point", "[detect][la
     Noise walk(seed + 100);
     std::vector<double> level(600, 0.0);
     for (std::size_t i = 1; i < level.size(); ++i) {
-      level[i] = level[i - 1] + 0.001 * walk.normal();  // 0.1% per commit: ~2.4% over 600 commits
+      level[i] = level[i - 1] + 0.001 * walk.normal(); // 0.1% per commit: ~2.4% over 600 commits
     }
     Lab drifting;
     drifting.drift = [level](std::size_t i) { return level[i]; };
@@ -139,9 +137,9 @@ TEST_CASE("lab: slow drift of the lab level is not a change point", "[detect][la
 
 TEST_CASE("lab: a real step on a drifting lab is still found", "[detect][lab]") {
   Lab drifting;
-  drifting.drift = [](std::size_t i) { return 0.00002 * static_cast<double>(i); };  // a slow ramp of 0.6%
+  drifting.drift = [](std::size_t i) { return 0.00002 * static_cast<double>(i); }; // a slow ramp of 0.6%
   const std::vector<ChangePoint> cps =
-      detect_change_points(lab_series(300, {{200, 0.03}}, 0.01, 11, drifting), DetectOptions{});
+    detect_change_points(lab_series(300, {{200, 0.03}}, 0.01, 11, drifting), DetectOptions{});
   REQUIRE(cps.size() == 1);
   CHECK(near(cps[0].index, 200, 3));
 }
@@ -149,7 +147,7 @@ TEST_CASE("lab: a real step on a drifting lab is still found", "[detect][lab]") 
 TEST_CASE("lab: single-value series (no replicates)", "[detect][lab]") {
   // One run per commit at 1%: a 4% step is 4 sigma.
   const std::vector<ChangePoint> cps =
-      detect_change_points(lab_series(300, {{120, 0.04}}, 0.01, 13, Lab{}, 1), DetectOptions{});
+    detect_change_points(lab_series(300, {{120, 0.04}}, 0.01, 13, Lab{}, 1), DetectOptions{});
   REQUIRE(cps.size() == 1);
   CHECK(near(cps[0].index, 120, 3));
   std::size_t alarms = 0;

@@ -1,7 +1,6 @@
 // estimate_noise on data of known sigma, runs_for, confirm_shift and the LKP rule.
 
 #include "bisect/detect.hpp"
-
 #include "test_detect_series.hpp"
 
 #include <catch2/catch.hpp>
@@ -13,7 +12,8 @@ using testing::Kind;
 using testing::make_series;
 
 TEST_CASE("noise: run and commit sigma are recovered, steps removed", "[detect][noise]") {
-  const NoiseEstimate n = estimate_noise(make_series(600, {{200, 0.08}, {400, -0.05}}, 0.02, 31, Kind::gaussian, 5, 0.01));
+  const NoiseEstimate n =
+    estimate_noise(make_series(600, {{200, 0.08}, {400, -0.05}}, 0.02, 31, Kind::gaussian, 5, 0.01));
   CHECK(n.commits == 600);
   CHECK(n.runs == 3000);
   CHECK(n.runs_per_commit == Approx(5.0));
@@ -42,10 +42,10 @@ TEST_CASE("noise: runs_for and confirm_runs_for", "[detect][noise]") {
   // 6% shift: allowed point sigma 2% = run sigma -> 1 run. 3%: need median factor <= 0.25 -> 6 runs (0.215).
   CHECK(n.runs_for(0.06) == 1);
   CHECK(n.runs_for(0.03) == 6);
-  CHECK(n.runs_for(-0.03) == 6);  // regressions and improvements alike
+  CHECK(n.runs_for(-0.03) == 6); // regressions and improvements alike
   CHECK(n.runs_for(0.0) == -1);
   n.commit_sigma = 0.011;
-  CHECK(n.runs_for(0.03) == -1);  // jitter alone is above 3% / 3
+  CHECK(n.runs_for(0.03) == -1); // jitter alone is above 3% / 3
   // 2 (z_.995 + z_.9)^2 (sigma/shift)^2 / (3/pi): 31.2 at shift = sigma, 7.8 at twice.
   CHECK(n.confirm_runs_for(0.02) == 32);
   CHECK(n.confirm_runs_for(0.04) == 8);

@@ -282,9 +282,7 @@ TEST_CASE("bisect::bcb replicates a single run at the boundary before naming the
 TEST_CASE("bisect::bcb wants the boundary pair on two boots: runs of one boot share its offset", "[bisect][bcb]") {
   auto p = chain_of(10);
   std::int64_t seq = 0;
-  auto add = [&](std::size_t c, double v, const std::string& boot) {
-    p.samples.push_back({c, v, boot, seq++, false});
-  };
+  auto add = [&](std::size_t c, double v, const std::string& boot) { p.samples.push_back({c, v, boot, seq++, false}); };
   for (std::size_t c : {0u, 1u, 2u, 3u, 6u, 7u, 8u, 9u}) {
     double level = c < 5 ? 1000.0 : 800.0;
     add(c, level * 1.01, "a" + std::to_string(c));

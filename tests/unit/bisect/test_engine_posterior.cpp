@@ -101,10 +101,10 @@ TEST_CASE("bisect::bcb prior: skipped keep mass, irrelevant and identical builds
   REQUIRE(data);
   auto prior = commit_prior(p.chain, *data, 0.1);
   CHECK(prior[0] == 0);
-  CHECK(prior[2] > 0);              // skipped: keeps its mass
-  CHECK(prior[3] == 0);             // irrelevant
-  CHECK(prior[4] > 0);              // first commit of the identical pair can be the change
-  CHECK(prior[5] == 0);             // identical to its parent 4: cannot change anything
+  CHECK(prior[2] > 0);  // skipped: keeps its mass
+  CHECK(prior[3] == 0); // irrelevant
+  CHECK(prior[4] > 0);  // first commit of the identical pair can be the change
+  CHECK(prior[5] == 0); // identical to its parent 4: cannot change anything
   double total = 0;
   for (double v : prior) {
     total += v;

@@ -1,7 +1,6 @@
-#include "bisect/identical_builds.hpp"
-
 #include "bisect/bcb_model.hpp"
 #include "bisect/engine_data.hpp"
+#include "bisect/identical_builds.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -30,9 +29,9 @@ TEST_CASE("identical_builds links each fingerprint to the nearest earlier known 
   Fingerprints fps{"A", std::nullopt, "", "A", "B", "B", std::nullopt, "B"};
   auto links = bisect::identical_builds(fps);
   REQUIRE(links.size() == 3);
-  CHECK(same(links[0], {3, 0, 0}));  // unknown ("") and unbuilt commits in between are stepped over
+  CHECK(same(links[0], {3, 0, 0})); // unknown ("") and unbuilt commits in between are stepped over
   CHECK(same(links[1], {5, 4, 4}));
-  CHECK(same(links[2], {7, 5, 4}));  // a run of identical builds shares its first one's samples
+  CHECK(same(links[2], {7, 5, 4})); // a run of identical builds shares its first one's samples
 
   CHECK(bisect::identical_builds({"A", "B", "A"}).empty()); // only neighbours among known builds are compared
   CHECK(bisect::identical_builds({std::nullopt, "", std::nullopt}).empty());
@@ -67,4 +66,3 @@ TEST_CASE("link_identical_builds gives the engine zero prior between identical b
   CHECK(prior[4] > 0); // the first commit whose build differs can hold the change
   CHECK(prior[5] > 0);
 }
-

@@ -140,8 +140,8 @@ TEST_CASE("bisect::prebuild is empty once the posterior names the culprit", "[bi
   std::int64_t seq = 100;
   for (std::size_t c : {33, 34}) {
     for (int r = 0; r < 6; ++r, ++seq) {
-      p.samples.push_back({c, (c == 33 ? 1000.0 : 900.0) * (r % 2 == 0 ? 1.002 : 0.998), "x" + std::to_string(seq),
-                           seq, false});
+      p.samples.push_back(
+        {c, (c == 33 ? 1000.0 : 900.0) * (r % 2 == 0 ? 1.002 : 0.998), "x" + std::to_string(seq), seq, false});
     }
   }
   p.settings.in_flight = {34};

@@ -12,11 +12,11 @@ using namespace bisectd::bisect;
 TEST_CASE("stats: mean, variance, median, quantile", "[stats]") {
   const std::vector<double> v = {4, 1, 3, 2};
   CHECK(mean(v) == Approx(2.5));
-  CHECK(variance(v) == Approx(5.0 / 3.0));  // (2.25 + 0.25 + 0.25 + 2.25) / 3
+  CHECK(variance(v) == Approx(5.0 / 3.0)); // (2.25 + 0.25 + 0.25 + 2.25) / 3
   CHECK(stddev(v) == Approx(std::sqrt(5.0 / 3.0)));
   CHECK(median(v) == Approx(2.5));
   CHECK(median(std::vector<double>{3, 1, 2}) == Approx(2.0));
-  CHECK(quantile(v, 0.25) == Approx(1.75));  // position 0.75 between 1 and 2
+  CHECK(quantile(v, 0.25) == Approx(1.75)); // position 0.75 between 1 and 2
   CHECK(quantile(v, 1.0) == Approx(4.0));
   CHECK(std::isnan(median(std::vector<double>{})));
   CHECK(variance(std::vector<double>{7}) == 0.0);
@@ -24,7 +24,7 @@ TEST_CASE("stats: mean, variance, median, quantile", "[stats]") {
 
 TEST_CASE("stats: MAD, robust sigma, diff sigma, Hodges-Lehmann", "[stats]") {
   const std::vector<double> v = {1, 2, 3, 4, 100};
-  CHECK(mad(v) == Approx(1.0));  // deviations from 3: 2 1 0 1 97
+  CHECK(mad(v) == Approx(1.0)); // deviations from 3: 2 1 0 1 97
   CHECK(robust_sigma(v) == Approx(1.4826));
   // Differences +-1: |d| median 1, so 1.4826 / sqrt(2).
   CHECK(diff_sigma(std::vector<double>{0, 1, 0, 1, 0}) == Approx(1.4826 / std::sqrt(2.0)));
@@ -39,8 +39,8 @@ TEST_CASE("stats: distribution functions", "[stats]") {
   CHECK(normal_cdf(1.96) == Approx(0.9750021).epsilon(1e-6));
   CHECK(normal_quantile(0.975) == Approx(1.959964).epsilon(1e-6));
   CHECK(normal_quantile(0.005) == Approx(-2.575829).epsilon(1e-6));
-  CHECK(regularized_beta(2, 3, 0.5) == Approx(11.0 / 16.0));  // sum_{j=2..4} C(4,j) / 16
-  CHECK(student_t_cdf(1.0, 1.0) == Approx(0.75));             // Cauchy: 1/2 + atan(1)/pi
+  CHECK(regularized_beta(2, 3, 0.5) == Approx(11.0 / 16.0)); // sum_{j=2..4} C(4,j) / 16
+  CHECK(student_t_cdf(1.0, 1.0) == Approx(0.75));            // Cauchy: 1/2 + atan(1)/pi
   CHECK(student_t_cdf(2.0, 10.0) == Approx(1.0 - 0.073388 / 2.0).epsilon(1e-5));
   CHECK(student_t_cdf(-2.0, 10.0) == Approx(0.073388 / 2.0).epsilon(1e-4));
 }
@@ -63,7 +63,7 @@ TEST_CASE("stats: Mann-Whitney U exact", "[stats]") {
   const RankTestResult r = mann_whitney_u(std::vector<double>{1, 2, 3}, std::vector<double>{4, 5, 6});
   CHECK(r.method == PValueMethod::exact);
   CHECK(r.u == Approx(9.0));
-  CHECK(r.p_value == Approx(0.1));  // 2 * 1/20
+  CHECK(r.p_value == Approx(0.1)); // 2 * 1/20
   // 5 vs 5 fully separated: 2 / C(10,5).
   CHECK(mann_whitney_u(std::vector<double>{6, 7, 8, 9, 10}, std::vector<double>{1, 2, 3, 4, 5}).p_value ==
         Approx(2.0 / 252.0));
@@ -90,7 +90,7 @@ TEST_CASE("stats: Mann-Whitney U exact at 25 vs 25", "[stats]") {
   std::vector<double> a, b;
   for (int i = 0; i < 25; ++i) {
     a.push_back(i * 2.0);
-    b.push_back(i * 2.0 + 15.0);  // U = 472, z ~ 3.1
+    b.push_back(i * 2.0 + 15.0); // U = 472, z ~ 3.1
   }
   const RankTestResult exact = mann_whitney_u(a, b);
   REQUIRE(exact.method == PValueMethod::exact);

@@ -16,7 +16,7 @@ TEST_CASE("bisect::unused_prebuilds counts prebuilt chain commits without sample
   p.samples.push_back({3, 90.0, "b1", 1, false});
   CHECK(bisect::unused_prebuilds({}, p) == 0);
   CHECK(bisect::unused_prebuilds({"c1", "c2"}, p) == 2);
-  CHECK(bisect::unused_prebuilds({"c1", "c3"}, p) == 1);       // c3 was measured: the engine counts it
-  CHECK(bisect::unused_prebuilds({"c4"}, p) == 0);             // measured through c3
+  CHECK(bisect::unused_prebuilds({"c1", "c3"}, p) == 1);        // c3 was measured: the engine counts it
+  CHECK(bisect::unused_prebuilds({"c4"}, p) == 0);              // measured through c3
   CHECK(bisect::unused_prebuilds({"elsewhere", "c5"}, p) == 1); // not on this chain: not this chain's build
 }

@@ -1,12 +1,11 @@
 // bisectctl commands end to end against fake_bisectd.py (canned replies, logged requests).
 #include "base/fs.hpp"
-#include "cli_test_support.hpp"
-
-#include <catch2/catch.hpp>
-
 #include "cli/cmd_wait.hpp"
 #include "cli/format.hpp"
 #include "cli/interrupt.hpp"
+#include "cli_test_support.hpp"
+
+#include <catch2/catch.hpp>
 
 #include <chrono>
 #include <filesystem>
@@ -40,9 +39,9 @@ TEST_CASE("bisectctl tree add sends the job file and absolute path", "[cli][comm
   REQUIRE(bisectd::base::write_file_atomic(dir / "job.yaml", "name: demo-throughput\n"));
   auto cwd = std::filesystem::current_path();
   std::filesystem::current_path(dir);
-  auto result = run_cli({"--server", server.url(), "--token-file", token_file().string(), "tree", "add",
-                         "demo", "/srv/git/demo", "--branch", "master", "--branch", "next", "--job",
-                         "job.yaml", "--notify", "a@example.org", "--poll-interval", "120"});
+  auto result = run_cli({"--server", server.url(), "--token-file", token_file().string(), "tree", "add", "demo",
+                         "/srv/git/demo", "--branch", "master", "--branch", "next", "--job", "job.yaml", "--notify",
+                         "a@example.org", "--poll-interval", "120"});
   std::filesystem::current_path(cwd);
   CHECK(result.code == 0);
   CHECK(result.out == "added tree demo (job demo-throughput, branches master, heads master=0123456789)\n");
@@ -63,19 +62,18 @@ TEST_CASE("bisectctl tree add sends the job file and absolute path", "[cli][comm
 TEST_CASE("bisectctl writes without a token get the server's 401 message", "[cli][commands]") {
   auto result = run_cli({"--server", shared_server().url(), "tree", "remove", "demo"});
   CHECK(result.code == 1);
-  CHECK(
-    result.err ==
-    "bisectctl: error: missing or wrong token (no token given: use --token-file or BISECTD_TOKEN_FILE)\n");
-  auto ok = run_cli(
-    {"--server", shared_server().url(), "--token-file", token_file().string(), "tree", "remove", "demo"});
+  CHECK(result.err ==
+        "bisectctl: error: missing or wrong token (no token given: use --token-file or BISECTD_TOKEN_FILE)\n");
+  auto ok =
+    run_cli({"--server", shared_server().url(), "--token-file", token_file().string(), "tree", "remove", "demo"});
   CHECK(ok.code == 0);
   CHECK(ok.out == "removed tree demo\n");
 }
 
 TEST_CASE("bisectctl bisect start prints just the id", "[cli][commands]") {
   FakeServer& server = shared_server();
-  auto result = run_cli({"bisect", "start", "--tree", "demo", "--good", "v1.0", "--bad", "HEAD~2", "--job",
-                         "j1", "--server", server.url(), "--token-file", token_file().string()});
+  auto result = run_cli({"bisect", "start", "--tree", "demo", "--good", "v1.0", "--bad", "HEAD~2", "--job", "j1",
+                         "--server", server.url(), "--token-file", token_file().string()});
   CHECK(result.code == 0);
   CHECK(result.out == "7\n");
   CHECK(server.requests().back()["body"] ==
@@ -86,8 +84,7 @@ TEST_CASE("bisectctl bisections prints the table and passes filters", "[cli][com
   FakeServer& server = shared_server();
   auto result = run_cli({"--server", server.url(), "bisections", "--tree", "demo", "--state", "found"});
   CHECK(result.code == 0);
-  CHECK(result.out.rfind("ID  TREE  STATE    GOOD        BAD         CULPRIT         P  RUNS  BUILDS  AGE\n",
-                         0) == 0);
+  CHECK(result.out.rfind("ID  TREE  STATE    GOOD        BAD         CULPRIT         P  RUNS  BUILDS  AGE\n", 0) == 0);
   CHECK(result.out.find(" 3  demo  found    0000000000  4444444444  89abcdef01  0.997    24       9") !=
         std::string::npos);
   CHECK(result.out.find(" 4  demo  running  v1.0        fedcba9876  -               -     6       2") !=
@@ -99,12 +96,10 @@ TEST_CASE("bisectctl show and --json", "[cli][commands]") {
   FakeServer& server = shared_server();
   auto human = run_cli({"--server", server.url(), "show", "3"});
   CHECK(human.code == 0);
-  CHECK(human.out.find("culprit     89abcdef0123456789abcdef0123456789abcdef sched: slow path\n") !=
-        std::string::npos);
+  CHECK(human.out.find("culprit     89abcdef0123456789abcdef0123456789abcdef sched: slow path\n") != std::string::npos);
   CHECK(human.out.find("P(culprit)  0.997\n") != std::string::npos);
   CHECK(human.out.find("shift       -15.2% (95% interval -17.1% .. -13.1%)\n") != std::string::npos);
-  CHECK(human.out.find("5  89abcdef01  bad       2  849.25   ±0.1%  sched: slow path\n") !=
-        std::string::npos);
+  CHECK(human.out.find("5  89abcdef01  bad       2  849.25   ±0.1%  sched: slow path\n") != std::string::npos);
   CHECK(human.out.find("could be any of") == std::string::npos); // a single-commit credible set
 
   auto json = run_cli({"--server", server.url(), "show", "3", "--json"});
@@ -125,9 +120,8 @@ TEST_CASE("bisectctl show and --json", "[cli][commands]") {
 TEST_CASE("bisectctl report prints the mail text exactly", "[cli][commands]") {
   auto result = run_cli({"--server", shared_server().url(), "report", "3"});
   CHECK(result.code == 0);
-  CHECK(result.out ==
-        "Subject: [demo:master] 89abcdef01: bench.ops_per_sec -15.2% regression\r\n\r\nGreeting,\n\n"
-        "no trailing newline here");
+  CHECK(result.out == "Subject: [demo:master] 89abcdef01: bench.ops_per_sec -15.2% regression\r\n\r\nGreeting,\n\n"
+                      "no trailing newline here");
   auto json = run_cli({"--server", shared_server().url(), "report", "3", "--json"});
   CHECK(nlohmann::json::parse(json.out)["sent"] == true);
 }
@@ -137,8 +131,7 @@ TEST_CASE("bisectctl status, machines, results, noise", "[cli][commands]") {
   auto status = run_cli({"--server", url, "status"});
   CHECK(status.code == 0);
   CHECK(status.out.rfind("bisectd 0.1.0, up 1m15s, data dir /var/lib/bisectd\n", 0) == 0);
-  CHECK(status.out.find("queue:      queued 1, building 0, running 1, done 20, failed 0\n") !=
-        std::string::npos);
+  CHECK(status.out.find("queue:      queued 1, building 0, running 1, done 20, failed 0\n") != std::string::npos);
   CHECK(status.out.find("bisections: running 1, found 2, not_found 0, failed 0\n") != std::string::npos);
   CHECK(status.out.find("local0  local  local    busy   89abcdef01  4 threads laptop") != std::string::npos);
 
@@ -166,20 +159,20 @@ TEST_CASE("bisectctl wait follows a bisection to its end", "[cli][commands]") {
   auto found = run_cli({"--server", url, "wait", "5", "--interval", "0.05"});
   CHECK(found.code == 0);
   CHECK(found.out == "found 89abcdef0123456789abcdef0123456789abcdef sched: slow path (P 0.995)\n");
-  CHECK(found.err.find("bisection 5: searching (building b012345678, 1 queued); 3 runs, 1 builds, 1 tested, P 0.200\n") != std::string::npos);
+  CHECK(
+    found.err.find("bisection 5: searching (building b012345678, 1 queued); 3 runs, 1 builds, 1 tested, P 0.200\n") !=
+    std::string::npos);
   CHECK(found.err.find("bisection 5: found; 9 runs, 3 builds, 3 tested, P 0.995\n") != std::string::npos);
 
   auto not_found = run_cli({"--server", url, "wait", "4", "--interval", "0.05"});
   CHECK(not_found.code == 1);
-  CHECK(not_found.err.find("bisectctl: error: bisection 4 ended not_found: budget exhausted\n") !=
-        std::string::npos);
+  CHECK(not_found.err.find("bisectctl: error: bisection 4 ended not_found: budget exhausted\n") != std::string::npos);
 
   auto start = std::chrono::steady_clock::now();
   auto timeout = run_cli({"--server", url, "wait", "6", "--timeout", "0.3", "--interval", "0.1"}, true);
   CHECK(timeout.code == 1);
   CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(2));
-  CHECK(timeout.err.find("\rbisection 6: deciding; 1 runs, 1 builds, 0 tested, P -\x1b[K") !=
-        std::string::npos);
+  CHECK(timeout.err.find("\rbisection 6: deciding; 1 runs, 1 builds, 0 tested, P -\x1b[K") != std::string::npos);
   CHECK(timeout.err.find("bisectctl: error: bisection 6: still running after 0.3s\n") != std::string::npos);
 }
 
@@ -214,11 +207,9 @@ TEST_CASE("bisectctl names a bad token file", "[cli][commands]") {
   auto dir = temp_dir("cli-token-");
   REQUIRE(bisectd::base::write_file_atomic(dir / "empty", "\n"));
   const std::string url = shared_server().url();
-  auto missing =
-    run_cli({"--server", url, "--token-file", (dir / "nope").string(), "tree", "remove", "demo"});
+  auto missing = run_cli({"--server", url, "--token-file", (dir / "nope").string(), "tree", "remove", "demo"});
   CHECK(missing.code == 1);
-  CHECK(missing.err ==
-        "bisectctl: error: token file " + (dir / "nope").string() + ": No such file or directory\n");
+  CHECK(missing.err == "bisectctl: error: token file " + (dir / "nope").string() + ": No such file or directory\n");
   auto empty = run_cli({"--server", url, "--token-file", (dir / "empty").string(), "tree", "remove", "demo"});
   CHECK(empty.code == 1);
   CHECK(empty.err == "bisectctl: error: token file " + (dir / "empty").string() + ": is empty\n");
@@ -281,8 +272,7 @@ TEST_CASE("bisectctl detections lists the watcher's decisions", "[cli][commands]
   FakeServer& server = shared_server();
   auto result = run_cli({"--server", server.url(), "detections", "--tree", "demo"});
   CHECK(result.code == 0);
-  CHECK(result.out.find("0123456789..89abcdef01  not confirmed -11.1% (p=0.589): no bisection") !=
-        std::string::npos);
+  CHECK(result.out.find("0123456789..89abcdef01  not confirmed -11.1% (p=0.589): no bisection") != std::string::npos);
   CHECK(result.out.find("confirmed -15.2% (p=0.0001): bisection 3") != std::string::npos);
   CHECK(server.requests().back()["query"] == "tree=demo");
 }

@@ -42,8 +42,7 @@ TEST_CASE("detect input: JSON commits with samples", "[cli][detect]") {
 
 TEST_CASE("detect input: JSON errors name the path", "[cli][detect]") {
   CHECK(error_of(R"({"values": [1, "2"]})") == "s.in: values[1]: expected a number, got string");
-  CHECK(error_of(R"({"commits": [{"id": "a", "samples": [1]}, {"samples": [2]}]})") ==
-        "s.in: commits[1].id: missing");
+  CHECK(error_of(R"({"commits": [{"id": "a", "samples": [1]}, {"samples": [2]}]})") == "s.in: commits[1].id: missing");
   CHECK(error_of(R"({"commits": [{"id": "a", "samples": [1, null]}]})") ==
         "s.in: commits[0].samples[1]: expected a number, got null");
   CHECK(error_of(R"({"commits": [{"id": "a"}]})") == "s.in: commits[0].samples: missing");
@@ -83,7 +82,7 @@ TEST_CASE("detect input: CSV errors name file and line", "[cli][detect]") {
   CHECK(error_of("1\n2\n3,4\n") == "s.in:3: expected 1 field (value) like line 1, found 2");
   CHECK(error_of("a,1\n\n2\n") == "s.in:3: expected 2 fields (commit,value) like line 1, found 1");
   CHECK(error_of("a,1,m,b,x\n") == "s.in:1: expected 'value', 'commit,value', 'commit,value,machine' or "
-                                     "'commit,value,machine,boot', found 5 fields");
+                                   "'commit,value,machine,boot', found 5 fields");
   CHECK(error_of("a,1,m\nb,2\n") == "s.in:2: expected 3 fields (commit,value,machine) like line 1, found 2");
   CHECK(error_of("a,1\n,2\n") == "s.in:2: empty commit id");
   CHECK(error_of("1\nnan\n") == "s.in:2: 'nan' is not a number");
@@ -95,7 +94,8 @@ TEST_CASE("detect input: CSV errors name file and line", "[cli][detect]") {
 TEST_CASE("detect input: optional machine and boot", "[cli][detect]") {
   auto json = parse_detect_input(R"({"commits": [{"id": "a", "samples": [1, 2], "machine": "box1", "boot": "b1"},
     {"id": "b", "samples": [3, 4], "machines": ["box1", "box2"], "boots": ["b2", "b3"]},
-    {"id": "c", "samples": [5]}]})", "s.json");
+    {"id": "c", "samples": [5]}]})",
+                                 "s.json");
   REQUIRE(json);
   CHECK(json->has_lab);
   REQUIRE(json->points[0].origins.size() == 2);
@@ -103,7 +103,7 @@ TEST_CASE("detect input: optional machine and boot", "[cli][detect]") {
   CHECK(json->points[0].origins[1].boot == "b1");
   CHECK(json->points[1].origins[1].machine == "box2");
   CHECK(json->points[1].origins[1].boot == "b3");
-  CHECK(json->points[2].origins.empty());  // unknown lab for this commit only
+  CHECK(json->points[2].origins.empty()); // unknown lab for this commit only
   auto csv = parse_detect_input("commit,value,machine,boot\na,1,box1,b1\na,2,box2,\nb,3,box1,b2\n", "s.csv");
   REQUIRE(csv);
   CHECK(csv->has_lab);
@@ -114,7 +114,7 @@ TEST_CASE("detect input: optional machine and boot", "[cli][detect]") {
   auto three = parse_detect_input("a,1,box1\nb,2,box2\n", "s.csv");
   REQUIRE(three);
   CHECK(three->points[1].origins[0].machine == "box2");
-  CHECK_FALSE(parse_detect_input("a,1\nb,2\n", "s.csv")->has_lab);  // old inputs still work
+  CHECK_FALSE(parse_detect_input("a,1\nb,2\n", "s.csv")->has_lab); // old inputs still work
   CHECK(error_of(R"({"commits": [{"id": "a", "samples": [1, 2], "machines": ["x"]}]})") ==
         "s.in: commits[0].machines: expected an array of 2 strings (one per sample)");
   CHECK(error_of(R"({"commits": [{"id": "a", "samples": [1], "boot": 3}]})") ==

@@ -1,5 +1,4 @@
 #include "cli/http_client.hpp"
-
 #include "cli/interrupt.hpp"
 #include "cli_test_support.hpp"
 

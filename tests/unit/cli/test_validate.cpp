@@ -1,6 +1,5 @@
 #include "cli/exit_codes.hpp"
 #include "cli/validate.hpp"
-
 #include "cli_test_support.hpp"
 
 #include <catch2/catch.hpp>
@@ -88,15 +87,14 @@ TEST_CASE("bisectctl usage errors exit 2 with one error line", "[cli]") {
 TEST_CASE("bisectctl --help exits 0 and lists the commands", "[cli]") {
   auto result = run_cli({"--help"});
   CHECK(result.code == 0);
-  for (const char* command : {"tree", "bisect", "bisections", "show", "report", "wait", "status", "machines",
-                              "results", "noise", "midpoint", "detect"}) {
+  for (const char* command : {"tree", "bisect", "bisections", "show", "report", "wait", "status", "machines", "results",
+                              "noise", "midpoint", "detect"}) {
     CHECK(result.out.find(command) != std::string::npos);
   }
 }
 
 TEST_CASE("bisectctl names an unreadable job file and exits 1", "[cli]") {
-  auto result =
-    run_cli({"tree", "add", "demo", "/srv/x", "--branch", "master", "--job", "/nonexistent/job.yaml"});
+  auto result = run_cli({"tree", "add", "demo", "/srv/x", "--branch", "master", "--job", "/nonexistent/job.yaml"});
   CHECK(result.code == 1);
   CHECK(result.err == "bisectctl: error: job file /nonexistent/job.yaml: No such file or directory\n");
 }

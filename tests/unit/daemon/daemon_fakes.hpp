@@ -94,7 +94,7 @@ class SimulatedLab {
 public:
   SimulatedLab(MemoryStore& store, std::function<double(const std::string& commit)> level, double sigma,
                std::uint32_t seed = 1)
-    : m_store(store), m_level(std::move(level)), m_noise(0.0, sigma), m_random(seed) {}
+      : m_store(store), m_level(std::move(level)), m_noise(0.0, sigma), m_random(seed) {}
 
   // Runs every queued request of `group` on `machine`; returns how many ran.
   int run_queued(const std::string& group, const std::string& machine = "m0");

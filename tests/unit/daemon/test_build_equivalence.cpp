@@ -1,5 +1,4 @@
 #include "daemon/bisection/build_equivalence.hpp"
-
 #include "daemon/run/builds.hpp"
 #include "fakes/memory_store.hpp"
 #include "support/temp_dir.hpp"
@@ -39,7 +38,7 @@ TEST_CASE("BuildEquivalence reads fingerprints from the build store and tells ea
     REQUIRE(build_store.save(chain[i].id, *hash, result));
   };
   save(0, "f00d", kbuild::BuildOutcome::ok);
-  save(1, "", kbuild::BuildOutcome::ok);        // stored before fingerprints existed: unknown
+  save(1, "", kbuild::BuildOutcome::ok); // stored before fingerprints existed: unknown
   save(2, "f00d", kbuild::BuildOutcome::ok);
   save(3, "f00d", kbuild::BuildOutcome::failed); // a failed build has no binary to compare
   save(4, "beef", kbuild::BuildOutcome::ok);

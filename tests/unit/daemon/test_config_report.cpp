@@ -1,8 +1,7 @@
 // The config file's report keys (mail.reported_by, mail.archive_url: absent means no tag lines) and what a
 // `local` machine is called in reports: this host's CPU model, threads and memory.
-#include "daemon/config/config.hpp"
-
 #include "base/fs.hpp"
+#include "daemon/config/config.hpp"
 #include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>

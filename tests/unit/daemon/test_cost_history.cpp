@@ -35,10 +35,10 @@ TEST_CASE("CostHistory: keeps recent observations and never reports a free step"
   for (int i = 0; i < 20; ++i) {
     costs.add_build("j", 10.0);
   }
-  CHECK(costs.model("j").build_s == Approx(10));   // the lab got faster: followed
-  costs.add_visit("j", -0.5, 0.0, 3);              // clock noise: negative boot, zero-length runs
+  CHECK(costs.model("j").build_s == Approx(10)); // the lab got faster: followed
+  costs.add_visit("j", -0.5, 0.0, 3);            // clock noise: negative boot, zero-length runs
   CHECK(costs.model("j").boot_s >= 1.0);
   CHECK(costs.model("j").run_s >= 1.0);
-  costs.add_visit("j", 5.0, 5.0, 0);               // no runs: ignored
+  costs.add_visit("j", 5.0, 5.0, 0); // no runs: ignored
   CHECK(costs.model("j").boot_s == Approx(1.0));
 }

@@ -2,7 +2,6 @@
 // (no SQLite, no git, no processes): picks become requests, a culprit is verified before it is reported, a merge
 // culprit sends the search into its branch, and the result is stored once with its mail.
 #include "daemon/bisection/driver.hpp"
-
 #include "daemon_fakes.hpp"
 #include "fakes/fake_repo.hpp"
 #include "support/temp_dir.hpp"
@@ -35,11 +34,10 @@ struct DriverWorld {
   FakeVerifier verifier;
   FakeReporter reporter;
   daemon::reporting::MailReporter mail_reporter{store, trees, lab, {"bisectd <bisectd@localhost>", "", "", 40}};
-  daemon::bisection::Driver driver{
-    {store, store, store, store},
-    {trees, jobs, lab, priors, equivalence, nullptr, verifier,
-     real_mail ? static_cast<daemon::reporting::Reporter&>(mail_reporter) : reporter},
-    nullptr};
+  daemon::bisection::Driver driver{{store, store, store, store},
+                                   {trees, jobs, lab, priors, equivalence, nullptr, verifier,
+                                    real_mail ? static_cast<daemon::reporting::Reporter&>(mail_reporter) : reporter},
+                                   nullptr};
   std::map<std::string, double> level;
   SimulatedLab sim{store, [this](const std::string& c) { return level.contains(c) ? level[c] : 100.0; }, 0.01};
 
@@ -170,13 +168,13 @@ TEST_CASE("driver: while verification runs are pending nothing is reported", "[d
 TEST_CASE("driver: a merge culprit sends the search into the merged branch", "[daemon][bisection]") {
   DriverWorld w;
   auto main = w.repo.line("m", 6);
-  auto branch = w.repo.line("b", 5, main[2]);                    // a topic branch off m2
-  auto merge = w.repo.add("merge", {main[5], branch.back()});  // merged after m5
+  auto branch = w.repo.line("b", 5, main[2]);                 // a topic branch off m2
+  auto merge = w.repo.add("merge", {main[5], branch.back()}); // merged after m5
   auto after = w.repo.line("a", 3, merge);
   std::vector<std::string> mainline(main.begin(), main.end());
   mainline.push_back(merge);
   mainline.insert(mainline.end(), after.begin(), after.end());
-  w.plant(branch, 3, 80.0);                                    // b3 regresses, on the branch
+  w.plant(branch, 3, 80.0); // b3 regresses, on the branch
   w.plant({merge}, 0, 80.0);
   w.plant(after, 0, 80.0);
   auto id = *w.driver.start({"demo", "master", main.front(), after.back(), "bench", "", storage::Origin::manual});

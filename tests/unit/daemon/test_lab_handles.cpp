@@ -1,11 +1,10 @@
 // A visit that lives in the lab (a LAVA job): its handle is stored before it waits, a restarted daemon resumes it
 // on the same machine and never starts a second one, the handle is cleared at the end, and a visit the lab
 // withdrew goes back to the queue without using an attempt.
-#include "daemon/run/visit_runner.hpp"
 #include "daemon/core/requests.hpp"
-
-#include "runner_fixture.hpp"
+#include "daemon/run/visit_runner.hpp"
 #include "fakes/fake_repo.hpp"
+#include "runner_fixture.hpp"
 #include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
@@ -19,7 +18,10 @@ namespace {
 // Saves handle "job-N" (N = its visits), then ends with `outcome`; records what it was asked to resume.
 class HandleMachine final : public lab::Machine {
 public:
-  explicit HandleMachine(std::string name) { m_spec.name = std::move(name); m_spec.group = "local"; }
+  explicit HandleMachine(std::string name) {
+    m_spec.name = std::move(name);
+    m_spec.group = "local";
+  }
   [[nodiscard]] const lab::MachineSpec& spec() const override { return m_spec; }
   Result<lab::VisitResult> visit(const lab::VisitRequest& request) override {
     resumed.push_back(request.resume);
@@ -95,6 +97,6 @@ TEST_CASE("visit runner: a daemon stop keeps the handle; the restart resumes it 
   lava1.outcome = lab::VisitOutcome::infra;
   fx.runner.run(lava1, *again);
   CHECK(lava1.resumed == std::vector<std::string>{"", "job-1"});
-  CHECK(lava1.submitted == 1); // followed, not submitted again
+  CHECK(lava1.submitted == 1);                                // followed, not submitted again
   CHECK(fx.store.request(fx.id).value()->lab_handle.empty()); // cleared at the end
 }

@@ -61,7 +61,8 @@ TEST_CASE("placement: a request is due only after the timeout, counted from when
   auto due = watch.due(queued, quarantined, 1600);
   REQUIRE(due.size() == 1);
   CHECK(due[0].request.id == 7);
-  CHECK(due[0].reason == "every machine of group 'x86' is in quarantine: a (infra: ssh: connection refused) for 10m00s");
+  CHECK(due[0].reason ==
+        "every machine of group 'x86' is in quarantine: a (infra: ssh: connection refused) for 10m00s");
 
   PlacementWatch again(std::chrono::seconds(600));
   CHECK(again.due(queued, quarantined, 1000).empty());

@@ -1,10 +1,9 @@
 // Quarantine: consecutive infra visits on one machine take it out of service until released; its state is stored.
 #include "daemon/core/lab_view.hpp"
+#include "daemon/core/requests.hpp"
 #include "daemon/run/machine_slots.hpp"
 #include "daemon/run/quarantine.hpp"
 #include "daemon/run/visit_runner.hpp"
-#include "daemon/core/requests.hpp"
-
 #include "daemon_fakes.hpp"
 #include "fakes/fake_repo.hpp"
 #include "support/temp_dir.hpp"
@@ -63,17 +62,17 @@ TEST_CASE("quarantine: consecutive infra failures, reset by a working visit, rel
   run::Quarantine q(&store);
   using lab::VisitOutcome;
   CHECK_FALSE(q.on_visit("box-1", VisitOutcome::infra, "ssh box-1: unreachable", 3));
-  CHECK_FALSE(q.on_visit("box-1", VisitOutcome::ok, "", 3));      // the count starts again
+  CHECK_FALSE(q.on_visit("box-1", VisitOutcome::ok, "", 3)); // the count starts again
   CHECK_FALSE(q.on_visit("box-1", VisitOutcome::infra, "a", 3));
-  CHECK_FALSE(q.on_visit("box-1", VisitOutcome::boot_failed, "panic", 3));  // the box worked; the kernel did not
+  CHECK_FALSE(q.on_visit("box-1", VisitOutcome::boot_failed, "panic", 3)); // the box worked; the kernel did not
   CHECK_FALSE(q.on_visit("box-1", VisitOutcome::infra, "a", 3));
-  CHECK_FALSE(q.on_visit("box-1", VisitOutcome::cancelled, "", 3));  // not counted either way
+  CHECK_FALSE(q.on_visit("box-1", VisitOutcome::cancelled, "", 3)); // not counted either way
   CHECK_FALSE(q.on_visit("box-1", VisitOutcome::infra, "b", 3));
   CHECK_FALSE(q.quarantined("box-1"));
   CHECK(q.on_visit("box-1", VisitOutcome::infra, "ssh box-1: no ssh within 300s of the kexec", 3));
   CHECK(q.quarantined("box-1"));
   CHECK(q.reason("box-1") == "3 infra failures in a row, the last: ssh box-1: no ssh within 300s of the kexec");
-  CHECK_FALSE(q.on_visit("box-1", VisitOutcome::infra, "c", 3));  // already quarantined
+  CHECK_FALSE(q.on_visit("box-1", VisitOutcome::infra, "c", 3)); // already quarantined
   CHECK(store.rows.at("box-1").quarantined);
 
   // Restarted daemon: the quarantine is still there.
@@ -84,7 +83,7 @@ TEST_CASE("quarantine: consecutive infra failures, reset by a working visit, rel
   CHECK_FALSE(again.quarantined("box-1"));
   CHECK_FALSE(store.rows.at("box-1").quarantined);
   CHECK(store.rows.at("box-1").consecutive_infra == 0);
-  CHECK_FALSE(again.release("box-1").value());  // not quarantined any more
+  CHECK_FALSE(again.release("box-1").value()); // not quarantined any more
   CHECK_FALSE(again.release("nosuch").value());
 
   // threshold 0: never.
@@ -134,12 +133,12 @@ TEST_CASE("quarantine: the visit runner counts each visit's outcome on its machi
   REQUIRE(store.add_tree(tree, storage::JobRow{"bench", "bench.yaml", "", 0}));
   auto request = daemon::make_request(*jobs.get("bench").value(), "demo", line[1], storage::Purpose::bisect, 3);
   store.enqueue(request).value();
-  NamedMachine box("m0", "local");  // quarantine_after() == 2
+  NamedMachine box("m0", "local"); // quarantine_after() == 2
   for (int i = 0; i < 2; ++i) {
     auto claimed = store.claim_request("local", "m0").value();
     REQUIRE(claimed);
     runner.run(box, *claimed);
-    REQUIRE(store.fail_request(claimed->id, "infra", "x", 0));  // due again at once (the test does not wait)
+    REQUIRE(store.fail_request(claimed->id, "infra", "x", 0)); // due again at once (the test does not wait)
   }
   CHECK(box.visits == 2);
   CHECK(q.quarantined("m0"));

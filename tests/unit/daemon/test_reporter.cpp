@@ -2,7 +2,6 @@
 // one measured in its place), the compiler and kconfig names, and the shift read back from the samples.
 #include "daemon/bisection/driver.hpp"
 #include "daemon/reporting/reporter.hpp"
-
 #include "fakes/memory_store.hpp"
 
 #include <catch2/catch.hpp>
@@ -16,8 +15,7 @@ namespace {
 
 // "gcc-12": a compiler family and a major version.
 bool is_gcc_label(const std::string& label) {
-  return label.size() > 4 && label.starts_with("gcc-") &&
-         label.find_first_not_of("0123456789", 4) == std::string::npos;
+  return label.size() > 4 && label.starts_with("gcc-") && label.find_first_not_of("0123456789", 4) == std::string::npos;
 }
 
 Conclusion conclusion_of(const std::vector<bisect::Candidate>& chain, std::size_t culprit) {
@@ -35,8 +33,10 @@ Conclusion conclusion_of(const std::vector<bisect::Candidate>& chain, std::size_
 
 TEST_CASE("reporting::compared_commits: the real parent, measured where its binary was built", "[daemon][report]") {
   // initial benchmark (0), docs (1, 2: no build input, prior 0), culprit (3), later (4).
-  std::vector<bisect::Candidate> chain{{"init", 1.0, false, {}}, {"docs5", 0.0, false, {}},
-                                       {"docs6", 0.0, false, {}}, {"slow", 1.0, false, {}},
+  std::vector<bisect::Candidate> chain{{"init", 1.0, false, {}},
+                                       {"docs5", 0.0, false, {}},
+                                       {"docs6", 0.0, false, {}},
+                                       {"slow", 1.0, false, {}},
                                        {"later", 1.0, false, {}}};
   auto c = conclusion_of(chain, 3);
   auto compared = daemon::reporting::compared_commits(c, "docs6");

@@ -1,11 +1,10 @@
 // Every retry is bounded: the visit runner's failures back off and end; a request that keeps failing skips its
 // commit and never holds up the others.
+#include "daemon/core/requests.hpp"
 #include "daemon/run/retry_policy.hpp"
 #include "daemon/run/visit_runner.hpp"
-#include "daemon/core/requests.hpp"
-
-#include "runner_fixture.hpp"
 #include "fakes/fake_repo.hpp"
+#include "runner_fixture.hpp"
 #include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
@@ -20,7 +19,10 @@ namespace {
 // A machine whose every visit fails with `outcome` (or throws) and counts its visits.
 class BrokenMachine final : public lab::Machine {
 public:
-  explicit BrokenMachine(bool throws) : m_throws(throws) { m_spec.name = "m0"; m_spec.group = "local"; }
+  explicit BrokenMachine(bool throws) : m_throws(throws) {
+    m_spec.name = "m0";
+    m_spec.group = "local";
+  }
   [[nodiscard]] const lab::MachineSpec& spec() const override { return m_spec; }
   Result<lab::VisitResult> visit(const lab::VisitRequest&) override {
     ++visits;

@@ -1,6 +1,5 @@
 // The watcher's and the confirmation's decisions, on an in-memory store and history (no SQLite, no git).
 #include "daemon/watch/watcher.hpp"
-
 #include "daemon_fakes.hpp"
 #include "fakes/fake_repo.hpp"
 #include "support/temp_dir.hpp"
@@ -100,9 +99,9 @@ TEST_CASE("watch: a confirmed slowdown opens one bisection of the two heads", "[
   w.settle();
   w.level[w.shas[5]] = 80.0;
   w.push(w.shas[5]);
-  w.watcher.advance();                     // queues the watch request of the new head
+  w.watcher.advance(); // queues the watch request of the new head
   w.sim.run_queued("local");
-  w.watcher.advance();                     // compares: -20 % goes to confirmation
+  w.watcher.advance(); // compares: -20 % goes to confirmation
   auto confirming = w.store.detections_in_state(DetectionState::confirming).value();
   REQUIRE(confirming.size() == 1);
   CHECK(confirming[0].good == w.shas[0]);
@@ -110,7 +109,7 @@ TEST_CASE("watch: a confirmed slowdown opens one bisection of the two heads", "[
   auto confirm = w.requests(Purpose::confirm);
   REQUIRE(confirm.size() >= 4);
   for (std::size_t i = 0; i < confirm.size(); ++i) {
-    CHECK(confirm[i].pin_machine == "m0");                          // one machine: drift hits both sides
+    CHECK(confirm[i].pin_machine == "m0");                            // one machine: drift hits both sides
     CHECK(confirm[i].commit == (i % 2 == 0 ? w.shas[0] : w.shas[5])); // interleaved
   }
   CHECK(w.store.head("demo", "master").value()->tested == w.shas[0]); // held back while confirming

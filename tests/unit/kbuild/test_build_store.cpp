@@ -1,6 +1,5 @@
-#include "kbuild/build_store.hpp"
-
 #include "base/fs.hpp"
+#include "kbuild/build_store.hpp"
 #include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>

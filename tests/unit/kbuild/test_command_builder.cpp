@@ -1,7 +1,6 @@
-#include "kbuild/command_builder.hpp"
-
 #include "base/fs.hpp"
 #include "base/process.hpp"
+#include "kbuild/command_builder.hpp"
 #include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
@@ -115,8 +114,10 @@ TEST_CASE("kbuild::CommandBuilder fails a build whose artifact is missing", "[kb
 
 TEST_CASE("kbuild::CommandBuilder runs ./script from the worktree with env and copies directories", "[kbuild]") {
   Fixture fx(k_good_c);
-  fx.tmp.write("work/build.sh", "#!/bin/sh\nset -e\ntest \"$OUT\" = out\nmkdir -p \"$OUT/bin\"\n"
-                                "cc -o \"$OUT/bin/bench\" main.c\necho built\n", true);
+  fx.tmp.write("work/build.sh",
+               "#!/bin/sh\nset -e\ntest \"$OUT\" = out\nmkdir -p \"$OUT/bin\"\n"
+               "cc -o \"$OUT/bin/bench\" main.c\necho built\n",
+               true);
   auto req = fx.request();
   req.recipe.command = {"./build.sh"};
   req.recipe.artifacts = {"out"};
@@ -166,18 +167,10 @@ TEST_CASE("kbuild::CommandBuilder reports timeout, cancel and spawn failure as i
 TEST_CASE("kbuild::CommandBuilder rejects invalid recipes", "[kbuild]") {
   Fixture fx(k_good_c);
   auto req = fx.request();
-  SECTION("kernel recipe") {
-    req.recipe.kind = kbuild::RecipeKind::kernel;
-  }
-  SECTION("empty command") {
-    req.recipe.command.clear();
-  }
-  SECTION("artifact outside the worktree") {
-    req.recipe.artifacts = {"../../etc/passwd"};
-  }
-  SECTION("absolute artifact") {
-    req.recipe.artifacts = {"/etc/passwd"};
-  }
+  SECTION("kernel recipe") { req.recipe.kind = kbuild::RecipeKind::kernel; }
+  SECTION("empty command") { req.recipe.command.clear(); }
+  SECTION("artifact outside the worktree") { req.recipe.artifacts = {"../../etc/passwd"}; }
+  SECTION("absolute artifact") { req.recipe.artifacts = {"/etc/passwd"}; }
   auto built = fx.builder.build(req);
   REQUIRE_FALSE(built);
   CHECK(built.error().code == ErrorCode::invalid_config);

@@ -1,7 +1,6 @@
-#include "kbuild/fingerprint.hpp"
-
 #include "kbuild/build_store.hpp"
 #include "kbuild/command_builder.hpp"
+#include "kbuild/fingerprint.hpp"
 #include "kbuild/kernel_make.hpp"
 #include "support/temp_dir.hpp"
 
@@ -96,9 +95,15 @@ TEST_CASE("kbuild::tree_fingerprint masks the release in module paths and conten
     tmp.write(dir + "/modules.dep", "kernel/drivers/a.ko:\n");
     return stamps_for(sha12);
   };
-  auto one = kbuild::tree_fingerprint(tmp.path() / "one", install("one", "0123456789ab", "\x7f" "ELF code"));
-  auto two = kbuild::tree_fingerprint(tmp.path() / "two", install("two", "fedcba987654", "\x7f" "ELF code"));
-  auto other = kbuild::tree_fingerprint(tmp.path() / "three", install("three", "fedcba987654", "\x7f" "ELF cod3"));
+  auto one = kbuild::tree_fingerprint(tmp.path() / "one", install("one", "0123456789ab",
+                                                                  "\x7f"
+                                                                  "ELF code"));
+  auto two = kbuild::tree_fingerprint(tmp.path() / "two", install("two", "fedcba987654",
+                                                                  "\x7f"
+                                                                  "ELF code"));
+  auto other = kbuild::tree_fingerprint(tmp.path() / "three", install("three", "fedcba987654",
+                                                                      "\x7f"
+                                                                      "ELF cod3"));
   REQUIRE(one);
   REQUIRE(two);
   REQUIRE(other);

@@ -1,5 +1,4 @@
 #include "kbuild/builder.hpp"
-
 #include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>

@@ -1,6 +1,5 @@
-#include "kbuild/relevance.hpp"
-
 #include "base/fs.hpp"
+#include "kbuild/relevance.hpp"
 #include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
@@ -13,7 +12,8 @@ namespace {
 
 // The shape kbuild 6.1 writes for an out-of-tree build: paths relative to the build dir, config markers, a
 // generated header, a compiler header outside both trees.
-constexpr const char* k_memory_cmd = R"(cmd_mm/memory.o := ccache gcc -Wp,-MMD,mm/.memory.o.d -nostdinc -c -o mm/memory.o ../../src/linux/mm/memory.c
+constexpr const char* k_memory_cmd =
+  R"(cmd_mm/memory.o := ccache gcc -Wp,-MMD,mm/.memory.o.d -nostdinc -c -o mm/memory.o ../../src/linux/mm/memory.c
 
 source_mm/memory.o := ../../src/linux/mm/memory.c
 
@@ -54,8 +54,8 @@ TEST_CASE("kbuild::scan_used_sources reads every .cmd file of a build dir", "[kb
   std::ofstream(objdir / "kernel" / "fork.o.cmd") << "source_x := ../../src/linux/not-a-dot-file.c\n";
   auto used = kbuild::scan_used_sources(objdir, srctree);
   REQUIRE(used.has_value());
-  CHECK(*used == std::set<std::string>{"include/linux/kconfig.h", "include/linux/mm.h", "kernel/fork.c",
-                                       "mm/memory.c"});
+  CHECK(*used ==
+        std::set<std::string>{"include/linux/kconfig.h", "include/linux/mm.h", "kernel/fork.c", "mm/memory.c"});
   CHECK_FALSE(kbuild::scan_used_sources(tmp.path() / "missing", srctree).has_value());
 }
 
@@ -63,12 +63,12 @@ TEST_CASE("kbuild::touches_build: used files and kbuild machinery count, the res
   std::set<std::string> used{"mm/memory.c", "include/linux/mm.h"};
   CHECK(kbuild::touches_build({"Documentation/mm/x.rst", "mm/memory.c"}, used));
   CHECK(kbuild::touches_build({"include/linux/mm.h"}, used));
-  CHECK(kbuild::touches_build({"drivers/net/Kconfig"}, used));       // may switch an option on
+  CHECK(kbuild::touches_build({"drivers/net/Kconfig"}, used)); // may switch an option on
   CHECK(kbuild::touches_build({"arch/x86/Makefile"}, used));
   CHECK(kbuild::touches_build({"scripts/link-vmlinux.sh"}, used));
-  CHECK(kbuild::touches_build({"Makefile"}, used));                   // top level: version, flags
+  CHECK(kbuild::touches_build({"Makefile"}, used)); // top level: version, flags
   CHECK_FALSE(kbuild::touches_build({"Documentation/mm/x.rst"}, used));
   CHECK_FALSE(kbuild::touches_build({"arch/arm64/mm/fault.c", "drivers/gpu/drm/i915/i915_drv.c"}, used));
-  CHECK_FALSE(kbuild::touches_build({}, used));                        // an empty commit
-  CHECK(kbuild::touches_build({"Documentation/x.rst"}, {}));           // nothing known: keep it
+  CHECK_FALSE(kbuild::touches_build({}, used));              // an empty commit
+  CHECK(kbuild::touches_build({"Documentation/x.rst"}, {})); // nothing known: keep it
 }

@@ -6,23 +6,22 @@ using namespace bisectd;
 
 namespace {
 
-const std::string k_good_boot =
-  "SeaBIOS (version 1.16.2)\r\n"
-  "[    0.000000] Linux version 6.1.192-gabc (bisectd@bisectd) #1 SMP\r\n"
-  "[    1.140037] Run /init as init process\r\n"
-  "BISECTD-BOOT release=6.1.192-gabc\r\n"
-  "BISECTD-RUN-BEGIN 0\r\n"
-  "page_fault.ops_per_sec: 96886.4\r\n"
-  "[    1.500000] random: crng init done\r\n"
-  "page_fault.ops: 97280\r\n"
-  "\r\n"
-  "BISECTD-RUN-END 0 rc=0 start=1.22 end=2.29\r\n"
-  "BISECTD-RUN-BEGIN 1\r\n"
-  "oops\r\n"
-  "\r\n"
-  "BISECTD-RUN-END 1 rc=3 start=2.30 end=2.40\r\n"
-  "BISECTD-DONE\r\n"
-  "[    3.400000] reboot: Restarting system\r\n";
+const std::string k_good_boot = "SeaBIOS (version 1.16.2)\r\n"
+                                "[    0.000000] Linux version 6.1.192-gabc (bisectd@bisectd) #1 SMP\r\n"
+                                "[    1.140037] Run /init as init process\r\n"
+                                "BISECTD-BOOT release=6.1.192-gabc\r\n"
+                                "BISECTD-RUN-BEGIN 0\r\n"
+                                "page_fault.ops_per_sec: 96886.4\r\n"
+                                "[    1.500000] random: crng init done\r\n"
+                                "page_fault.ops: 97280\r\n"
+                                "\r\n"
+                                "BISECTD-RUN-END 0 rc=0 start=1.22 end=2.29\r\n"
+                                "BISECTD-RUN-BEGIN 1\r\n"
+                                "oops\r\n"
+                                "\r\n"
+                                "BISECTD-RUN-END 1 rc=3 start=2.30 end=2.40\r\n"
+                                "BISECTD-DONE\r\n"
+                                "[    3.400000] reboot: Restarting system\r\n";
 
 } // namespace
 

@@ -1,5 +1,4 @@
 #include "lab/initramfs.hpp"
-
 #include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
@@ -18,9 +17,7 @@ unsigned hex_field(const std::string& archive, std::size_t offset, int index) {
   return static_cast<unsigned>(std::stoul(archive.substr(offset + 6 + 8 * index, 8), nullptr, 16));
 }
 
-std::size_t align4(std::size_t n) {
-  return (n + 3) & ~std::size_t{3};
-}
+std::size_t align4(std::size_t n) { return (n + 3) & ~std::size_t{3}; }
 
 // A minimal newc reader: checks magic and alignment as the kernel's unpacker needs them.
 std::vector<ParsedEntry> parse_newc(const std::string& archive) {

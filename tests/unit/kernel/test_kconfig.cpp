@@ -1,6 +1,5 @@
-#include "kbuild/kconfig.hpp"
-
 #include "base/fs.hpp"
+#include "kbuild/kconfig.hpp"
 #include "kbuild/kernel_builder.hpp"
 #include "support/temp_dir.hpp"
 
@@ -14,10 +13,9 @@ TEST_CASE("kbuild::parse_fragment reads options and skips comments", "[kernel]")
                                         "CONFIG_LOCALVERSION=\"-x\"\nCONFIG_NR_CPUS=4\n",
                                         "frag");
   REQUIRE(options);
-  CHECK(*options == std::vector<KconfigOption>{{"CONFIG_TTY", "y"},
-                                               {"CONFIG_SMP", "n"},
-                                               {"CONFIG_LOCALVERSION", "\"-x\""},
-                                               {"CONFIG_NR_CPUS", "4"}});
+  CHECK(*options ==
+        std::vector<KconfigOption>{
+          {"CONFIG_TTY", "y"}, {"CONFIG_SMP", "n"}, {"CONFIG_LOCALVERSION", "\"-x\""}, {"CONFIG_NR_CPUS", "4"}});
 }
 
 TEST_CASE("kbuild::parse_fragment names the bad line", "[kernel]") {
@@ -76,10 +74,10 @@ TEST_CASE("configs/kconfig/qemu-x86_64.config is a valid fragment with the boot 
   for (const auto& option : *options) {
     by_name[option.name] = option.value;
   }
-  for (const char* name : {"CONFIG_64BIT", "CONFIG_PRINTK", "CONFIG_TTY", "CONFIG_SERIAL_8250",
-                           "CONFIG_SERIAL_8250_CONSOLE", "CONFIG_BLK_DEV_INITRD", "CONFIG_RD_GZIP",
-                           "CONFIG_BINFMT_ELF", "CONFIG_BINFMT_SCRIPT", "CONFIG_DEVTMPFS", "CONFIG_PROC_FS",
-                           "CONFIG_SYSFS", "CONFIG_TMPFS", "CONFIG_FUTEX", "CONFIG_MULTIUSER"}) {
+  for (const char* name :
+       {"CONFIG_64BIT", "CONFIG_PRINTK", "CONFIG_TTY", "CONFIG_SERIAL_8250", "CONFIG_SERIAL_8250_CONSOLE",
+        "CONFIG_BLK_DEV_INITRD", "CONFIG_RD_GZIP", "CONFIG_BINFMT_ELF", "CONFIG_BINFMT_SCRIPT", "CONFIG_DEVTMPFS",
+        "CONFIG_PROC_FS", "CONFIG_SYSFS", "CONFIG_TMPFS", "CONFIG_FUTEX", "CONFIG_MULTIUSER"}) {
     INFO(name);
     CHECK(by_name[name] == "y");
   }

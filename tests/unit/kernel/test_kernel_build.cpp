@@ -1,7 +1,6 @@
 #include "kbuild/kernel_builder.hpp"
 #include "kbuild/kernel_failure.hpp"
 #include "kbuild/kernel_make.hpp"
-
 #include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>

@@ -49,8 +49,8 @@ TEST_CASE("lab::qemu_argv", "[kernel]") {
   }
   CHECK(std::count(tcg.begin(), tcg.end(), "host") == 0);
   settings->tsc_khz = 2600000;
-  CHECK(after(lab::qemu_argv(*settings, spec, false, "/k", "/i"), "-append").find(
-          "tsc_early_khz=2600000 tsc=reliable clocksource=tsc") != std::string::npos);
+  CHECK(after(lab::qemu_argv(*settings, spec, false, "/k", "/i"), "-append")
+          .find("tsc_early_khz=2600000 tsc=reliable clocksource=tsc") != std::string::npos);
   settings->tsc_khz = 0;
   CHECK(after(lab::qemu_argv(*settings, spec, false, "/k", "/i"), "-append").find("tsc") == std::string::npos);
   auto kvm = lab::qemu_argv(*settings, spec, true, "/a/bzImage", "/l/initrd.gz");

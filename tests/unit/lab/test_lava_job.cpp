@@ -1,9 +1,8 @@
 // Backend lava, the pure half: settings, job rendering (golden definitions), state/health mapping, log parsing.
 // BISECTD_UPDATE_GOLDEN=1 rewrites tests/golden/lava/*.yaml.
 
-#include "lab/lava_job.hpp"
-
 #include "base/fs.hpp"
+#include "lab/lava_job.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -192,11 +191,16 @@ TEST_CASE("lab::lava_phase and parse_lava_job", "[lab][lava]") {
 
 TEST_CASE("lab::lava_console reads target lines of a LAVA job log", "[lab][lava]") {
   std::string log =
-    R"(- {"dt": "2026-12-02T01:00:00.1", "lvl": "info", "msg": "lava-dispatcher, installed at version: 2023.01"})" "\n"
-    R"(- {"dt": "2026-12-02T01:00:00.2", "lvl": "debug", "msg": {"boot": {"method": "qemu"}}})" "\n"
-    R"(- {"dt": "2026-12-02T01:00:01.0", "lvl": "target", "msg": "Linux version 6.1.192"})" "\n"
-    R"(- {"dt": "2026-12-02T01:00:01.1", "lvl": "target", "msg": "say \"hi\"\tthere \e[0m \x41\u00e9 back\\slash"})" "\n"
-    R"(- {"dt": "2026-12-02T01:00:01.2", "lvl": "results", "msg": {"case": "job", "result": "pass"}})" "\n"
+    R"(- {"dt": "2026-12-02T01:00:00.1", "lvl": "info", "msg": "lava-dispatcher, installed at version: 2023.01"})"
+    "\n"
+    R"(- {"dt": "2026-12-02T01:00:00.2", "lvl": "debug", "msg": {"boot": {"method": "qemu"}}})"
+    "\n"
+    R"(- {"dt": "2026-12-02T01:00:01.0", "lvl": "target", "msg": "Linux version 6.1.192"})"
+    "\n"
+    R"(- {"dt": "2026-12-02T01:00:01.1", "lvl": "target", "msg": "say \"hi\"\tthere \e[0m \x41\u00e9 back\\slash"})"
+    "\n"
+    R"(- {"dt": "2026-12-02T01:00:01.2", "lvl": "results", "msg": {"case": "job", "result": "pass"}})"
+    "\n"
     "not a record\n"
     R"(- {"dt": "2026-12-02T01:00:01.3", "lvl": "target", "msg": "BISECTD-DONE"})";
   CHECK(lab::lava_console(log) ==
@@ -239,7 +243,8 @@ TEST_CASE("lab::judge_lava_job maps health and console to an outcome", "[lab][la
     CHECK(r.outcome == VisitOutcome::infra);
   }
   SECTION("a kernel that panics, prints no marker, or is not the build's: boot_failed") {
-    auto panic = lab::judge_lava_job(incomplete, "Linux version 6.1\nKernel panic - not syncing: VFS\n", "Job", release);
+    auto panic =
+      lab::judge_lava_job(incomplete, "Linux version 6.1\nKernel panic - not syncing: VFS\n", "Job", release);
     CHECK(panic.outcome == VisitOutcome::boot_failed);
     CHECK(panic.message.find("Kernel panic") != std::string::npos);
     auto silent = lab::judge_lava_job(incomplete, "Linux version 6.1\n", "LAVATimeout", release);

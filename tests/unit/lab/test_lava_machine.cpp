@@ -1,9 +1,8 @@
 // LavaMachine with a fake HTTP transport: submission, the job id stored before waiting, resume without a second
 // submission, polling, timeouts, LAVA down, cancel, outcome mapping, slots.
 
-#include "lab/lava_machine.hpp"
-
 #include "base/fs.hpp"
+#include "lab/lava_machine.hpp"
 #include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
@@ -87,18 +86,24 @@ lab::HttpResponse job(const std::string& state, const std::string& health, const
 }
 
 std::string log_of(const std::vector<std::string>& console) {
-  std::string out = R"(- {"dt": "2026-12-02T01:00:00", "lvl": "info", "msg": "start"})" "\n";
+  std::string out = R"(- {"dt": "2026-12-02T01:00:00", "lvl": "info", "msg": "start"})"
+                    "\n";
   for (const auto& line : console) {
     out += R"(- {"dt": "2026-12-02T01:00:01", "lvl": "target", "msg": ")" + line + "\"}\n";
   }
   return out;
 }
 
-const std::vector<std::string> k_good_console{
-  "Linux version 6.1.192-gabc (bisectd@bisectd)", "Run /init as init process", "BISECTD-BOOT release=6.1.192-gabc",
-  "BISECTD-RUN-BEGIN 0", "page_fault.ops_per_sec: 1000", "BISECTD-RUN-END 0 rc=0 start=1.0 end=2.0",
-  "BISECTD-RUN-BEGIN 1", "page_fault.ops_per_sec: 1010", "BISECTD-RUN-END 1 rc=0 start=2.0 end=3.0",
-  "BISECTD-DONE"};
+const std::vector<std::string> k_good_console{"Linux version 6.1.192-gabc (bisectd@bisectd)",
+                                              "Run /init as init process",
+                                              "BISECTD-BOOT release=6.1.192-gabc",
+                                              "BISECTD-RUN-BEGIN 0",
+                                              "page_fault.ops_per_sec: 1000",
+                                              "BISECTD-RUN-END 0 rc=0 start=1.0 end=2.0",
+                                              "BISECTD-RUN-BEGIN 1",
+                                              "page_fault.ops_per_sec: 1010",
+                                              "BISECTD-RUN-END 1 rc=0 start=2.0 end=3.0",
+                                              "BISECTD-DONE"};
 
 struct Fixture {
   test::TempDir tmp;
@@ -168,8 +173,7 @@ struct Fixture {
 TEST_CASE("lab::LavaMachine: one visit is one job, its id stored before waiting", "[lab][lava]") {
   Fixture fx;
   fx.script_submission();
-  fx.http->script("GET jobs/7/", {job("Submitted", "Unknown"), job("Running", "Unknown"),
-                                  job("Finished", "Complete")});
+  fx.http->script("GET jobs/7/", {job("Submitted", "Unknown"), job("Running", "Unknown"), job("Finished", "Complete")});
   fx.http->script("GET jobs/7/logs/", {ok(log_of(k_good_console))});
   auto visit = fx.machine->visit(fx.request());
   REQUIRE(visit);

@@ -1,7 +1,6 @@
-#include "lab/local_machine.hpp"
-
 #include "base/fs.hpp"
 #include "base/strings.hpp"
+#include "lab/local_machine.hpp"
 #include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>

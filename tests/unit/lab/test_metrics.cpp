@@ -41,10 +41,8 @@ TEST_CASE("lab::parse_metrics flattens the JSON object", "[lab]") {
                                         "detail": {"p99": 3}, "ok": true, "list": [1, 2]},
                                         "runtime": 1, "big": 18446744073709551615})",
                                     lab::MetricFormat::json);
-  CHECK(metrics == Metrics{{"bench.ops_per_sec", 12.5},
-                           {"bench.detail.p99", 3},
-                           {"runtime", 1},
-                           {"big", 18446744073709551615.0}});
+  CHECK(metrics ==
+        Metrics{{"bench.ops_per_sec", 12.5}, {"bench.detail.p99", 3}, {"runtime", 1}, {"big", 18446744073709551615.0}});
 }
 
 TEST_CASE("lab::parse_metrics takes the last top-level JSON object among log text", "[lab]") {

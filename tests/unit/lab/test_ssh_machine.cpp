@@ -28,13 +28,13 @@ class FakeBox final : public lab::HostCommands {
 public:
   // How the box reacts.
   bool up = true;
-  std::string fail_all_ssh;             // stderr of every ssh call (exit 255): unreachable, host key, auth
-  bool disk_full = false;               // scp fails half-way
+  std::string fail_all_ssh; // stderr of every ssh call (exit 255): unreachable, host key, auth
+  bool disk_full = false;   // scp fails half-way
   bool kexec_refused = false;
   enum class Kexec { boots, hangs, panics, boots_other } kexec = Kexec::boots;
   std::string test_release = "6.1.0-bisectd-abc";
-  int reboot_during_run = -1;           // run index during which the box reboots (its default kernel)
-  int drop_during_run = -1;             // run index during which the box stops answering
+  int reboot_during_run = -1; // run index during which the box reboots (its default kernel)
+  int drop_during_run = -1;   // run index during which the box stops answering
   std::string bench_output = "bench.ops_per_sec: 1000\n";
 
   // What it is now.
@@ -43,8 +43,8 @@ public:
   int boots = 1;
   int power_cycles = 0;
   int runs = 0;
-  std::vector<std::vector<std::string>> calls;  // every argv run, in order
-  std::vector<std::string> remote_lines;        // the remote command of every ssh call
+  std::vector<std::vector<std::string>> calls; // every argv run, in order
+  std::vector<std::string> remote_lines;       // the remote command of every ssh call
 
   Result<base::ExitStatus> run(const base::Command& command) override {
     const auto& argv = command.argv;
@@ -52,7 +52,7 @@ public:
       {
         std::lock_guard lock(m_mutex);
         m_console = command.stdout_path;
-        console("");  // what the console server buffered before we attached
+        console(""); // what the console server buffered before we attached
       }
       while (command.cancel != nullptr && !command.cancel->load()) {
         std::this_thread::sleep_for(5ms);
@@ -123,19 +123,19 @@ public:
     return status;
   }
   void sleep(std::chrono::milliseconds duration) override {
-    std::this_thread::sleep_for(1ms);  // lets the console thread attach, as real time would
+    std::this_thread::sleep_for(1ms); // lets the console thread attach, as real time would
     std::lock_guard lock(m_mutex);
     m_now += duration;
   }
   std::chrono::steady_clock::time_point now() override {
     std::lock_guard lock(m_mutex);
-    m_now += 10ms;  // every look at the clock costs a little, so polling loops always end
+    m_now += 10ms; // every look at the clock costs a little, so polling loops always end
     return m_now;
   }
 
   [[nodiscard]] int count(std::string_view part) const {
-    return static_cast<int>(std::count_if(remote_lines.begin(), remote_lines.end(),
-                                          [&](const std::string& l) { return contains(l, part); }));
+    return static_cast<int>(
+      std::count_if(remote_lines.begin(), remote_lines.end(), [&](const std::string& l) { return contains(l, part); }));
   }
 
 private:
@@ -412,7 +412,9 @@ TEST_CASE("ssh settings: lab-file mistakes are file:line: key: errors", "[lab][s
   lab::MachineSpec spec;
   spec.name = "box";
   spec.backend = "ssh";
-  spec.settings = {{"host", at("box", 3)}, {"install", at("pxe", 4)}, {"identity_file", at("keys/missing", 5)},
+  spec.settings = {{"host", at("box", 3)},
+                   {"install", at("pxe", 4)},
+                   {"identity_file", at("keys/missing", 5)},
                    {"colour", at("red", 6)}};
   auto parsed = lab::parse_ssh_settings(spec);
   REQUIRE_FALSE(parsed.has_value());
@@ -425,8 +427,10 @@ TEST_CASE("ssh settings: lab-file mistakes are file:line: key: errors", "[lab][s
 
   lab::MachineSpec reboot = spec;
   REQUIRE(base::write_file_atomic(tmp.path() / "kh", "x\n"));
-  reboot.settings = {{"host", at("box", 3)}, {"install", at("reboot", 4)},
-                     {"known_hosts", at((tmp.path() / "kh").string(), 5)}, {"kernel_dir", at("tmp/x", 6)}};
+  reboot.settings = {{"host", at("box", 3)},
+                     {"install", at("reboot", 4)},
+                     {"known_hosts", at((tmp.path() / "kh").string(), 5)},
+                     {"kernel_dir", at("tmp/x", 6)}};
   auto bad = lab::parse_ssh_settings(reboot);
   REQUIRE_FALSE(bad.has_value());
   CHECK(contains(bad.error().message, "settings.reboot_command: missing"));
@@ -491,7 +495,7 @@ TEST_CASE("ssh: the detached kexec/reboot line needs only sh and sleep, and outl
   auto started = std::chrono::steady_clock::now();
   auto status = base::run(cmd);
   REQUIRE(status.has_value());
-  CHECK(std::chrono::steady_clock::now() - started < 1s);  // ssh returns before the box goes down
+  CHECK(std::chrono::steady_clock::now() - started < 1s); // ssh returns before the box goes down
   CHECK_FALSE(fs::exists(marker));
   for (int i = 0; i < 100 && !fs::exists(marker); ++i) {
     std::this_thread::sleep_for(50ms);

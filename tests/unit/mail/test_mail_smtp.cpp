@@ -1,14 +1,12 @@
 // Integration test: the libcurl SMTP transport against a real SMTP server (smtp_sink.py on python3-aiosmtpd)
 // on a free loopback port. Exits 125 (ctest: skipped) when python3 with aiosmtpd is not available.
 #define CATCH_CONFIG_RUNNER
-#include "daemon/mail/transport.hpp"
-
 #include "base/process.hpp"
 #include "base/strings.hpp"
+#include "daemon/mail/transport.hpp"
+#include "mail_test_support.hpp"
 #include "report/recipients.hpp"
 #include "report/report.hpp"
-
-#include "mail_test_support.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -100,7 +98,9 @@ std::string message_with_id(const std::string& id) {
          "To: Jane Doe <jane@example.org>\r\n"
          "Cc: linux-mm@kvack.org\r\n"
          "Subject: [linux-next:master] f6eccb4300: bench.ops -6.5% regression\r\n"
-         "Message-ID: <" + id + "@localhost>\r\n"
+         "Message-ID: <" +
+         id +
+         "@localhost>\r\n"
          "\r\n"
          "Hello,\r\n"
          ".\r\n"
@@ -143,7 +143,7 @@ TEST_CASE("smtp: LF-only messages are sent with CRLF line ends", "[smtp]") {
   SmtpSink sink(dir);
   REQUIRE(sink.port() > 0);
   REQUIRE(daemon::mail::deliver(smtp_transport(sink), "bisectd@localhost", {"jane@example.org"},
-                          "Subject: lf\n\nline one\nline two\n"));
+                                "Subject: lf\n\nline one\nline two\n"));
   REQUIRE(sink.count() == 1);
   CHECK(slurp(dir / "0001.eml").find("line one\r\nline two") != std::string::npos);
 }
@@ -226,8 +226,8 @@ TEST_CASE("smtp: a rendered report reaches exactly the people from the culprit's
       envelope.push_back(daemon::mail::bare_address(entry));
     }
   }
-  CHECK(envelope == std::vector<std::string>{"joerg@example.org", "jane@example.org", "maint@example.org",
-                                             "list@example.org"});
+  CHECK(envelope ==
+        std::vector<std::string>{"joerg@example.org", "jane@example.org", "maint@example.org", "list@example.org"});
   auto dir = temp_dir("smtp-sink-");
   SmtpSink sink(dir);
   REQUIRE(sink.port() > 0);
@@ -244,8 +244,7 @@ TEST_CASE("smtp: a rendered report reaches exactly the people from the culprit's
         std::string::npos);
   CHECK(received.find("\"Doe, Jane\" <jane@example.org>") != std::string::npos);
   CHECK(received.find("Message-ID: " + mail.message_id + "\r\n") != std::string::npos);
-  CHECK(received.find("bisectd noticed a -20.0% regression of bench.ops_per_sec due to commit:") !=
-        std::string::npos);
+  CHECK(received.find("bisectd noticed a -20.0% regression of bench.ops_per_sec due to commit:") != std::string::npos);
 }
 
 int main(int argc, char** argv) {

@@ -1,7 +1,5 @@
-#include "daemon/mail/transport.hpp"
-
 #include "base/strings.hpp"
-
+#include "daemon/mail/transport.hpp"
 #include "mail_test_support.hpp"
 
 #include <catch2/catch.hpp>
@@ -65,10 +63,10 @@ TEST_CASE("daemon::deliver mbox appends mboxrd entries", "[mail]") {
   REQUIRE(daemon::mail::deliver(transport, "bisectd@localhost", {"jane@example.org"}, k_message));
   std::string mbox = slurp(transport.mbox_path);
   CHECK(mbox.starts_with("From bisectd@localhost "));
-  CHECK(count_lines_starting(mbox, "From ") == 2);            // only the separators
-  CHECK(count_lines_starting(mbox, ">From me to you") == 2);   // quoted body line
+  CHECK(count_lines_starting(mbox, "From ") == 2);           // only the separators
+  CHECK(count_lines_starting(mbox, ">From me to you") == 2); // quoted body line
   CHECK(count_lines_starting(mbox, ">>From quoted already") == 2);
-  CHECK(mbox.find('\r') == std::string::npos);                 // local line ends
+  CHECK(mbox.find('\r') == std::string::npos); // local line ends
   CHECK(mbox.find("last line\n\nFrom bisectd@localhost ") != std::string::npos);
   CHECK(mbox.ends_with("last line\n\n"));
 }
@@ -82,8 +80,8 @@ TEST_CASE("daemon::deliver mbox keeps concurrent writers apart (flock)", "[mail]
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < 5; ++i) {
-        std::string message = "Subject: " + std::to_string(t) + "-" + std::to_string(i) + "\r\n\r\nbegin\r\n" +
-                              big_body + "\r\nend\r\n";
+        std::string message =
+          "Subject: " + std::to_string(t) + "-" + std::to_string(i) + "\r\n\r\nbegin\r\n" + big_body + "\r\nend\r\n";
         (void)daemon::mail::deliver(transport, "bisectd@localhost", {"jane@example.org"}, message);
       }
     });
@@ -140,8 +138,8 @@ TEST_CASE("daemon::deliver rejects unsafe envelope addresses", "[mail]") {
   auto dir = temp_dir("mail-addr-");
   daemon::mail::Transport transport;
   transport.mbox_path = dir / "mail.mbox";
-  for (const std::string bad : {"", "no-at-sign", "-oQ/tmp@x.org", "a b@x.org", "a@x.org\r\nRCPT TO:<v@e.org>",
-                                "<a@x.org>"}) {
+  for (const std::string bad :
+       {"", "no-at-sign", "-oQ/tmp@x.org", "a b@x.org", "a@x.org\r\nRCPT TO:<v@e.org>", "<a@x.org>"}) {
     auto as_rcpt = daemon::mail::deliver(transport, "bisectd@localhost", {"ok@example.org", bad}, k_message);
     REQUIRE_FALSE(as_rcpt);
     CHECK(as_rcpt.error().code == ErrorCode::invalid_input);
@@ -160,7 +158,8 @@ TEST_CASE("daemon::deliver sendmail passes the envelope as argv and the message 
   daemon::mail::Transport transport;
   transport.kind = daemon::mail::Transport::Kind::sendmail;
   transport.sendmail_path = fake_sendmail(dir, 0).string();
-  REQUIRE(daemon::mail::deliver(transport, "bisectd@localhost", {"jane@example.org", "list@vger.kernel.org"}, k_message));
+  REQUIRE(
+    daemon::mail::deliver(transport, "bisectd@localhost", {"jane@example.org", "list@vger.kernel.org"}, k_message));
   CHECK(slurp(transport.sendmail_path + ".args") ==
         "-i\n-f\nbisectd@localhost\n--\njane@example.org\nlist@vger.kernel.org\n");
   std::string input = slurp(transport.sendmail_path + ".stdin");

@@ -31,9 +31,9 @@ std::vector<ChartPoint> chart_points(double good, double bad, std::size_t culpri
     for (std::size_t run = 0; run < 3; ++run) {
       double base = bad_side ? bad : good;
       double wiggle = k_noise[(run + position) % 3];
-      points.push_back(ChartPoint{position, bad_side ? "f6eccb430010201d3c155b73035a1b2c3d4e5f60"
-                                                     : "4c86da8ea2d2f784aa0011223344556677889900",
-                                  std::round(base * (1 + wiggle)), bad_side});
+      points.push_back(ChartPoint{
+        position, bad_side ? "f6eccb430010201d3c155b73035a1b2c3d4e5f60" : "4c86da8ea2d2f784aa0011223344556677889900",
+        std::round(base * (1 + wiggle)), bad_side});
       if (position == culprit_position) {
         points.back().commit = "f6eccb430010201d3c155b73035a1b2c3d4e5f60";
       } else if (bad_side) {
@@ -63,10 +63,10 @@ ReportInput regression_input() {
   input.metric = "vm-scalability.throughput";
   input.direction = +1;
   input.parent = make_commit("4c86da8ea2d2f784aa0011223344556677889900",
-                             "mm: workingset: move the stats flush into workingset_test_recent()",
-                             "Yosry Ahmed", "yosryahmed@google.com");
-  input.culprit = make_commit("f6eccb430010201d3c155b73035a1b2c3d4e5f60",
-                              "mm: memcg: restore subtree stats flushing", "Yosry Ahmed", "yosryahmed@google.com");
+                             "mm: workingset: move the stats flush into workingset_test_recent()", "Yosry Ahmed",
+                             "yosryahmed@google.com");
+  input.culprit = make_commit("f6eccb430010201d3c155b73035a1b2c3d4e5f60", "mm: memcg: restore subtree stats flushing",
+                              "Yosry Ahmed", "yosryahmed@google.com");
   input.metrics = {
     {"vm-scalability.throughput", {616100, 617900, 616800}, {576900, 577800, 576300}},
     {"vm-scalability.time.system_time", {2310, 2305, 2315}, {2450, 2460, 2455}},
@@ -137,8 +137,8 @@ ReportInput not_confident_input() {
   input.bisection_id = 46;
   input.confident = false;
   input.p_culprit = 0.62;
-  input.credible_set.push_back(make_commit("abcdefabcdefabcdefabcdefabcdefabcdefabcd", "mm: vmscan: tidy up",
-                                           "Jane Doe", "jane@example.org"));
+  input.credible_set.push_back(
+    make_commit("abcdefabcdefabcdefabcdefabcdefabcdefabcd", "mm: vmscan: tidy up", "Jane Doe", "jane@example.org"));
   return input;
 }
 
@@ -156,17 +156,17 @@ ReportInput shared_binary_input() {
   input.metric = "bench.ops_per_sec";
   input.direction = +1;
   input.watch = {"bench.latency_us", "bench.rss_kb"};
-  input.culprit = make_commit("c0ffee0000111122223333444455556666777788", "hash: probe linearly", "Jane Doe",
-                              "jane@example.org");
-  input.parent = make_commit("d0c5000000aaaabbbbccccddddeeeeffff000066", "docs: note 6", "Jane Doe",
-                             "jane@example.org");
-  input.same_binary_as = make_commit("1417000000999988887777666655554444333322", "initial benchmark", "Jane Doe",
-                                     "jane@example.org");
+  input.culprit =
+    make_commit("c0ffee0000111122223333444455556666777788", "hash: probe linearly", "Jane Doe", "jane@example.org");
+  input.parent =
+    make_commit("d0c5000000aaaabbbbccccddddeeeeffff000066", "docs: note 6", "Jane Doe", "jane@example.org");
+  input.same_binary_as =
+    make_commit("1417000000999988887777666655554444333322", "initial benchmark", "Jane Doe", "jane@example.org");
   input.metrics = {
     {"bench.ops_per_sec", {1012, 1004, 998, 1009, 1001, 996}, {856, 862, 849, 858, 851, 861}},
     {"bench.latency_us", {98.8, 99.6, 100.2, 99.1, 99.9, 100.4}, {116.8, 116.0, 117.8, 116.5, 117.5, 116.1}},
     {"bench.rss_kb", {2048, 2048, 2052, 2048, 2050, 2048}, {2048, 2050, 2048, 2048, 2048, 2052}}, // watched: shown
-    {"bench.user_s", {1.01, 0.99, 1.0, 1.02, 0.98, 1.0}, {1.0, 1.01, 0.99, 1.0, 1.02, 0.99}},      // not: hidden
+    {"bench.user_s", {1.01, 0.99, 1.0, 1.02, 0.98, 1.0}, {1.0, 1.01, 0.99, 1.0, 1.02, 0.99}},     // not: hidden
   };
   input.p_culprit = 0.9987;
   input.runs = 42;

@@ -16,8 +16,7 @@ TEST_CASE("report::format_change_row reproduces LKP's published rows", "[report]
   // Metrics ending in '%' get an absolute delta.
   CHECK(format_change_row({"mpstat.cpu.all.sys%", {82.77}, {91.45}}) ==
         "     82.77            +8.7       91.45        mpstat.cpu.all.sys%");
-  CHECK(format_change_row({"perf-profile.self.cycles-pp.memcpy", {1.5}, {4.0}}).find("+2.5  ") !=
-        std::string::npos);
+  CHECK(format_change_row({"perf-profile.self.cycles-pp.memcpy", {1.5}, {4.0}}).find("+2.5  ") != std::string::npos);
 }
 
 TEST_CASE("report: LKP number formats", "[report][table]") {
@@ -42,17 +41,17 @@ TEST_CASE("report: LKP number formats", "[report][table]") {
 TEST_CASE("report::changed_beyond_noise follows LKP's separation rule", "[report][table]") {
   CHECK(changed_beyond_noise({"m", {100, 101, 102}, {90, 91, 92}}));
   CHECK(changed_beyond_noise({"m", {90, 91, 92}, {100, 101, 102}}));
-  CHECK_FALSE(changed_beyond_noise({"m", {100, 101, 102}, {99, 100.5, 103}}));   // overlapping
+  CHECK_FALSE(changed_beyond_noise({"m", {100, 101, 102}, {99, 100.5, 103}}));          // overlapping
   CHECK_FALSE(changed_beyond_noise({"m", {100, 100.1, 100.2}, {100.5, 100.6, 100.7}})); // < 1% apart
-  CHECK_FALSE(changed_beyond_noise({"m", {100, 101}, {90, 91}}));                 // < 3 samples both sides
+  CHECK_FALSE(changed_beyond_noise({"m", {100, 101}, {90, 91}}));                       // < 3 samples both sides
   CHECK(changed_beyond_noise({"m", {100, 101}, {90, 91, 92}}));
   CHECK_FALSE(changed_beyond_noise({"m", {}, {90, 91, 92}}));
 }
 
 TEST_CASE("report::format_change_table layout", "[report][table]") {
-  std::string table = format_change_table("4c86da8ea2d2f784aa0011223344556677889900",
-                                          "f6eccb430010201d3c155b73035a1b2c3d4e5f60",
-                                          {{"aim7.jobs-per-min", {616938}, {593885}}});
+  std::string table =
+    format_change_table("4c86da8ea2d2f784aa0011223344556677889900", "f6eccb430010201d3c155b73035a1b2c3d4e5f60",
+                        {{"aim7.jobs-per-min", {616938}, {593885}}});
   CHECK(table == "4c86da8ea2d2f784 f6eccb430010201d3c155b73035\n"
                  "---------------- ---------------------------\n"
                  "         %stddev     %change         %stddev\n"

@@ -1,6 +1,5 @@
-#include "report/chart.hpp"
-
 #include "base/strings.hpp"
+#include "report/chart.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -23,7 +22,9 @@ std::vector<ChartPoint> step_points() {
   return points;
 }
 
-std::size_t count(const std::string& text, char c) { return static_cast<std::size_t>(std::count(text.begin(), text.end(), c)); }
+std::size_t count(const std::string& text, char c) {
+  return static_cast<std::size_t>(std::count(text.begin(), text.end(), c));
+}
 
 } // namespace
 

@@ -1,9 +1,8 @@
 // Golden-file tests of whole report mails. BISECTD_UPDATE_GOLDEN=1 rewrites tests/golden/report/*.eml.
 
+#include "fixtures.hpp"
 #include "report/recipients.hpp"
 #include "report/report.hpp"
-
-#include "fixtures.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -32,10 +31,9 @@ std::string to_lf(const std::string& text) {
 }
 
 void check_golden(const std::string& name, const ReportInput& input, bool private_tree) {
-  Recipients recipients = compute_recipients(input.culprit, {"Perf Team <perf@example.org>"},
-                                             {"linux-mm@kvack.org", "LKML <linux-kernel@vger.kernel.org>"},
-                                             {"Johannes Weiner <hannes@cmpxchg.org>", "cgroups@vger.kernel.org"},
-                                             private_tree);
+  Recipients recipients = compute_recipients(
+    input.culprit, {"Perf Team <perf@example.org>"}, {"linux-mm@kvack.org", "LKML <linux-kernel@vger.kernel.org>"},
+    {"Johannes Weiner <hannes@cmpxchg.org>", "cgroups@vger.kernel.org"}, private_tree);
   std::string rendered = render_report(input, recipients).render();
   CHECK(rendered.find("\n") == rendered.find("\r\n") + 1); // CRLF from the first line on
   std::string actual = to_lf(rendered);
@@ -61,9 +59,7 @@ TEST_CASE("report golden: improvement", "[report][golden]") {
   check_golden("improvement", testing::improvement_input(), false);
 }
 
-TEST_CASE("report golden: set answer", "[report][golden]") {
-  check_golden("set-answer", testing::set_input(), false);
-}
+TEST_CASE("report golden: set answer", "[report][golden]") { check_golden("set-answer", testing::set_input(), false); }
 
 TEST_CASE("report golden: layout artefact", "[report][golden]") {
   check_golden("layout-artefact", testing::layout_input(), false);

@@ -1,7 +1,6 @@
+#include "mail_check.hpp"
 #include "report/mail.hpp"
 #include "report/mime.hpp"
-
-#include "mail_check.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -33,8 +32,8 @@ std::set<std::string> header_names(const testing::ParsedMail& parsed) {
   return names;
 }
 
-const std::set<std::string> k_base_headers = {"From", "To", "Subject", "Date", "Message-ID",
-                                              "MIME-Version", "Content-Type", "Content-Transfer-Encoding"};
+const std::set<std::string> k_base_headers = {
+  "From", "To", "Subject", "Date", "Message-ID", "MIME-Version", "Content-Type", "Content-Transfer-Encoding"};
 
 } // namespace
 
@@ -85,10 +84,11 @@ TEST_CASE("report::Mail::render is well-formed CRLF with the expected headers", 
 
 TEST_CASE("report: hostile subjects cannot add header lines", "[report][mime]") {
   Mail mail = plain_mail();
-  mail.subject = GENERATE(std::string("fix\r\nBcc: victim@evil.org"), std::string("fix\nBcc: victim@evil.org\n\nbody"),
-                          std::string("fix\rBcc: victim@evil.org"), std::string("=?UTF-8?B?Zm9v?= \"quoted\", comma"),
-                          std::string("mm: fix M\xc3\xbcller\xe2\x80\x99s bug\r\nBcc: victim@evil.org \xf0\x9f\x98\x80"),
-                          std::string(300, 'x') + " tail", std::string("bad utf8 \xff\xfe here"));
+  mail.subject =
+    GENERATE(std::string("fix\r\nBcc: victim@evil.org"), std::string("fix\nBcc: victim@evil.org\n\nbody"),
+             std::string("fix\rBcc: victim@evil.org"), std::string("=?UTF-8?B?Zm9v?= \"quoted\", comma"),
+             std::string("mm: fix M\xc3\xbcller\xe2\x80\x99s bug\r\nBcc: victim@evil.org \xf0\x9f\x98\x80"),
+             std::string(300, 'x') + " tail", std::string("bad utf8 \xff\xfe here"));
   auto parsed = parse_rendered(mail.render());
   INFO(mail.subject);
   REQUIRE(parsed.problem.empty());
@@ -131,9 +131,12 @@ TEST_CASE("report: long non-ASCII subjects become folded encoded words", "[repor
 
 TEST_CASE("report: display names with commas, quotes and non-ASCII are encoded", "[report][mime]") {
   Mail mail = plain_mail();
-  mail.to = {"\"Doe, Jane\" <jane@example.org>", "Jane \"JD\" Doe <jd@example.org>",
-             "J\xc3\xb6rg M\xc3\xbcller <joerg@example.org>", "Evil <evil@example.org>\r\nBcc: victim@evil.org",
-             "not an address", "Bcc: victim@evil.org"};
+  mail.to = {"\"Doe, Jane\" <jane@example.org>",
+             "Jane \"JD\" Doe <jd@example.org>",
+             "J\xc3\xb6rg M\xc3\xbcller <joerg@example.org>",
+             "Evil <evil@example.org>\r\nBcc: victim@evil.org",
+             "not an address",
+             "Bcc: victim@evil.org"};
   mail.cc = {"Mallory <m@example.org>, Bcc <victim@evil.org>"};
   auto parsed = parse_rendered(mail.render());
   REQUIRE(parsed.problem.empty());

@@ -27,16 +27,14 @@ Commit culprit() {
 } // namespace
 
 TEST_CASE("report::compute_recipients: author and trailer people to To, the rest to Cc", "[report][recipients]") {
-  auto recipients = compute_recipients(culprit(), {"Perf Team <perf@example.org>"},
-                                       {"linux-mm@kvack.org", "LINUX-MM@kvack.org"},
-                                       {"Johannes Weiner <hannes@cmpxchg.org>",
-                                        "Shakeel Butt <SHAKEELB@google.com>",
-                                        "cgroups@vger.kernel.org (open list:CONTROL GROUP)"},
-                                       false);
+  auto recipients =
+    compute_recipients(culprit(), {"Perf Team <perf@example.org>"}, {"linux-mm@kvack.org", "LINUX-MM@kvack.org"},
+                       {"Johannes Weiner <hannes@cmpxchg.org>", "Shakeel Butt <SHAKEELB@google.com>",
+                        "cgroups@vger.kernel.org (open list:CONTROL GROUP)"},
+                       false);
   CHECK(recipients.to == std::vector<std::string>{
                            "Yosry Ahmed <yosryahmed@google.com>", "Shakeel Butt <shakeelb@google.com>",
-                           "Huang, Ying <ying.huang@intel.com>",
-                           "Domenico Cerasuolo <cerasuolodomenico@gmail.com>",
+                           "Huang, Ying <ying.huang@intel.com>", "Domenico Cerasuolo <cerasuolodomenico@gmail.com>",
                            "kernel test robot <oliver.sang@intel.com>", "Andrew Morton <akpm@linux-foundation.org>"});
   // The committer already is in To (Signed-off-by), and To wins over Cc; duplicates differ only in case.
   CHECK(recipients.cc == std::vector<std::string>{"linux-mm@kvack.org", "Johannes Weiner <hannes@cmpxchg.org>",
@@ -66,8 +64,7 @@ TEST_CASE("report::compute_recipients: hostile names stay one line, bad addresse
   commit.committer = Person{"Nobody", "not-an-address"};
   commit.trailers = {{"Signed-off-by", "X <x@example.org>\nBcc: victim@evil.org"}};
   auto recipients = compute_recipients(commit, {}, {}, {}, false);
-  CHECK(recipients.to == std::vector<std::string>{"Evil Bcc: victim@evil.org <evil@example.org>",
-                                                  "X <x@example.org>"});
+  CHECK(recipients.to == std::vector<std::string>{"Evil Bcc: victim@evil.org <evil@example.org>", "X <x@example.org>"});
   CHECK(recipients.cc.empty());
 }
 

@@ -1,8 +1,7 @@
-#include "report/recipients.hpp"
-#include "report/report.hpp"
-
 #include "fixtures.hpp"
 #include "mail_check.hpp"
+#include "report/recipients.hpp"
+#include "report/report.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -45,19 +44,16 @@ TEST_CASE("report::render_report threads to the patch and keeps a stable Message
   CHECK(mail.message_id.starts_with("<202511292207.42."));
   CHECK(mail.message_id.ends_with("-bisectd@perf.example.org>"));
   CHECK(message_id_for(43, input.created_at, "x.org") != message_id_for(42, input.created_at, "x.org"));
-  CHECK(message_id_for(42, input.created_at, "bad domain\r\n") ==
-        message_id_for(42, input.created_at, "localhost"));
+  CHECK(message_id_for(42, input.created_at, "bad domain\r\n") == message_id_for(42, input.created_at, "localhost"));
   auto parsed = testing::parse_rendered(mail.render());
   REQUIRE(parsed.problem.empty());
-  CHECK(testing::header_values(parsed, "In-Reply-To").at(0) ==
-        " <20231129032154.3710765-6-yosryahmed@google.com>");
+  CHECK(testing::header_values(parsed, "In-Reply-To").at(0) == " <20231129032154.3710765-6-yosryahmed@google.com>");
 
   input.confident = false; // a set answer is not a reply to one patch
   CHECK(render_report(input, Recipients{}).in_reply_to.empty());
 }
 
-TEST_CASE("report::render_report body: LKP skeleton, noise filtered, tags only for confident regressions",
-          "[report]") {
+TEST_CASE("report::render_report body: LKP skeleton, noise filtered, tags only for confident regressions", "[report]") {
   Mail mail = render_report(testing::regression_input(), Recipients{});
   const std::string& body = mail.body;
   CHECK(body.find("bisectd noticed a -6.5% regression of vm-scalability.throughput due to commit:") !=
@@ -77,8 +73,9 @@ TEST_CASE("report::render_report body: LKP skeleton, noise filtered, tags only f
 
   CHECK(render_report(testing::improvement_input(), Recipients{}).body.find("Reported-by") == std::string::npos);
   CHECK(render_report(testing::not_confident_input(), Recipients{}).body.find("Reported-by") == std::string::npos);
-  CHECK(render_report(testing::layout_input(), Recipients{}).body.find("WARNING: this is likely a code-layout "
-                                                                       "artefact") != std::string::npos);
+  CHECK(render_report(testing::layout_input(), Recipients{})
+          .body.find("WARNING: this is likely a code-layout "
+                     "artefact") != std::string::npos);
 }
 
 TEST_CASE("report::render_report is deterministic and survives hostile commit data", "[report]") {

@@ -2,10 +2,9 @@
 // shift estimate everywhere, tags only when configured, boots only where machines boot, the watch: metrics,
 // and a repeat that answers the first mail.
 
+#include "fixtures.hpp"
 #include "report/change_table.hpp"
 #include "report/report.hpp"
-
-#include "fixtures.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -164,7 +163,8 @@ TEST_CASE("report: a repeated culprit answers the first mail", "[report]") {
   CHECK(repeat.references == first.message_id);
   CHECK(repeat.message_id != first.message_id);
   CHECK(contains(repeat.body, "This culprit was reported before for the same tree and job (bisection 42, "
-                              "Sat, 29 Nov 2025 22:07:00 +0000,\nMessage-ID " + first.message_id + ")."));
+                              "Sat, 29 Nov 2025 22:07:00 +0000,\nMessage-ID " +
+                                first.message_id + ")."));
   // The Closes tag names the first mail: that is the one in the archive.
   std::string id = first.message_id.substr(1, first.message_id.size() - 2);
   CHECK(contains(repeat.body, "| Closes: https://lore.kernel.org/r/" + id + "\n"));

@@ -1,7 +1,6 @@
 // storage::Store machine_state (migration 4): consecutive infra failures and quarantine survive a reopen.
-#include "storage/store.hpp"
-
 #include "base/fs.hpp"
+#include "storage/store.hpp"
 
 #include <catch2/catch.hpp>
 

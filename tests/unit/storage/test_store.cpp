@@ -1,8 +1,7 @@
-#include "storage/store.hpp"
-
 #include "base/fs.hpp"
 #include "storage/schema.hpp"
 #include "storage/sqlite.hpp"
+#include "storage/store.hpp"
 #include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>

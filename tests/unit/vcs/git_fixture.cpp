@@ -42,13 +42,20 @@ GitFixture::~GitFixture() {
 
 std::string GitFixture::git(const std::vector<std::string>& args, const std::filesystem::path& cwd) {
   base::Command command;
-  command.argv = {"git", "-c", "user.name=Test Author", "-c", "user.email=author@example.org",
-                  "-c", "commit.gpgsign=false", "-c", "core.hooksPath=/dev/null"};
+  command.argv = {"git",
+                  "-c",
+                  "user.name=Test Author",
+                  "-c",
+                  "user.email=author@example.org",
+                  "-c",
+                  "commit.gpgsign=false",
+                  "-c",
+                  "core.hooksPath=/dev/null"};
   command.argv.insert(command.argv.end(), args.begin(), args.end());
   command.cwd = cwd.empty() ? origin() : cwd;
   std::string date = "@" + std::to_string(1700000000 + 60 * m_tick) + " +0100";
   command.env = {{"GIT_CONFIG_NOSYSTEM", "1"}, {"GIT_CONFIG_GLOBAL", "/dev/null"}, {"HOME", m_dir.string()},
-                 {"GIT_AUTHOR_DATE", date}, {"GIT_COMMITTER_DATE", date}, {"LC_ALL", "C"}};
+                 {"GIT_AUTHOR_DATE", date},    {"GIT_COMMITTER_DATE", date},       {"LC_ALL", "C"}};
   auto status = base::run(command);
   REQUIRE(status.has_value());
   INFO(base::describe_argv(command.argv) << "\n" << status->err);

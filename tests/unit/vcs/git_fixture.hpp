@@ -25,8 +25,7 @@ public:
   std::string git(const std::vector<std::string>& args, const std::filesystem::path& cwd = {});
 
   // Writes `files` (path → content; std::nullopt deletes), commits everything with `message`, returns the sha.
-  std::string commit(const std::string& message,
-                     const std::map<std::string, std::optional<std::string>>& files);
+  std::string commit(const std::string& message, const std::map<std::string, std::optional<std::string>>& files);
 
   // Merges `branch` into the current branch with a merge commit.
   void commit_merge(const std::string& branch, const std::string& message);

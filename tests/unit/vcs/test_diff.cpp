@@ -1,7 +1,6 @@
-#include "vcs/repository.hpp"
-
 #include "base/strings.hpp"
 #include "git_fixture.hpp"
+#include "vcs/repository.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,7 +1,6 @@
-#include "vcs/repository.hpp"
-
 #include "base/strings.hpp"
 #include "git_fixture.hpp"
+#include "vcs/repository.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -37,9 +36,8 @@ bool topological(const std::vector<CommitInfo>& commits) {
     position[commits[i].sha] = i;
   }
   return std::all_of(commits.begin(), commits.end(), [&](const CommitInfo& c) {
-    return std::all_of(c.parents.begin(), c.parents.end(), [&](const std::string& p) {
-      return !position.contains(p) || position[p] > position[c.sha];
-    });
+    return std::all_of(c.parents.begin(), c.parents.end(),
+                       [&](const std::string& p) { return !position.contains(p) || position[p] > position[c.sha]; });
   });
 }
 
@@ -115,8 +113,8 @@ TEST_CASE("vcs::Repository::merged_range gives the merged branch to recurse into
   auto range = repo->merged_range(h.m);
   REQUIRE(range.has_value());
   REQUIRE(range->has_value());
-  CHECK((*range)->first == h.b);   // merge base of C and T2
-  CHECK((*range)->second == h.t2); // the branch tip
+  CHECK((*range)->first == h.b);                            // merge base of C and T2
+  CHECK((*range)->second == h.t2);                          // the branch tip
   CHECK_FALSE(repo->merged_range(h.d).value().has_value()); // not a merge
   CHECK_FALSE(repo->merged_range("nope").has_value());
 }

@@ -1,6 +1,5 @@
-#include "vcs/repository.hpp"
-
 #include "git_fixture.hpp"
+#include "vcs/repository.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -6,11 +6,11 @@ using bisectd::ErrorCode;
 using bisectd::vcs::validate_url;
 
 TEST_CASE("vcs::validate_url accepts the documented forms", "[vcs]") {
-  for (const char* url : {"/srv/git/linux.git", "./repo", "relative/repo.git", "file:///srv/git/linux.git",
-                          "https://git.kernel.org/pub/scm/linux/kernel/git/torvalds/linux.git",
-                          "http://example.org/r.git", "ssh://git@example.org:2222/~user/r.git",
-                          "git://git.kernel.org/pub/scm/git/git.git", "git@github.com:torvalds/linux.git",
-                          "example.org:repos/r.git", "/tmp/with%20percent"}) {
+  for (const char* url :
+       {"/srv/git/linux.git", "./repo", "relative/repo.git", "file:///srv/git/linux.git",
+        "https://git.kernel.org/pub/scm/linux/kernel/git/torvalds/linux.git", "http://example.org/r.git",
+        "ssh://git@example.org:2222/~user/r.git", "git://git.kernel.org/pub/scm/git/git.git",
+        "git@github.com:torvalds/linux.git", "example.org:repos/r.git", "/tmp/with%20percent"}) {
     INFO(url);
     CHECK(validate_url(url).has_value());
   }
@@ -21,12 +21,12 @@ TEST_CASE("vcs::validate_url rejects unsafe URLs and names them", "[vcs]") {
     const char* url;
     const char* why;
   };
-  for (auto [url, why] : {Case{"a b", "space"}, Case{"x;rm -rf", "x;rm -rf"}, Case{"$(id)", "'$'"},
-                          Case{"`id`", "'`'"}, Case{"repo|cat", "'|'"}, Case{"", "empty"},
-                          Case{"-uploadpack=touch", "starts with '-'"}, Case{"ext::sh", "remote-helper"},
-                          Case{"ftp://example.org/r.git", "unsupported scheme"}, Case{"https://", "host"},
-                          Case{"ssh://-oProxyCommand=x/r", "host"}, Case{"host:", "missing path"},
-                          Case{"line\nbreak", "\\x0a"}, Case{"-host:path", "starts with '-'"}}) {
+  for (auto [url, why] :
+       {Case{"a b", "space"}, Case{"x;rm -rf", "x;rm -rf"}, Case{"$(id)", "'$'"}, Case{"`id`", "'`'"},
+        Case{"repo|cat", "'|'"}, Case{"", "empty"}, Case{"-uploadpack=touch", "starts with '-'"},
+        Case{"ext::sh", "remote-helper"}, Case{"ftp://example.org/r.git", "unsupported scheme"},
+        Case{"https://", "host"}, Case{"ssh://-oProxyCommand=x/r", "host"}, Case{"host:", "missing path"},
+        Case{"line\nbreak", "\\x0a"}, Case{"-host:path", "starts with '-'"}}) {
     INFO(url);
     auto status = validate_url(url);
     REQUIRE_FALSE(status.has_value());

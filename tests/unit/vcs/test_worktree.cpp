@@ -1,6 +1,5 @@
-#include "vcs/repository.hpp"
-
 #include "git_fixture.hpp"
+#include "vcs/repository.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -44,9 +43,9 @@ TEST_CASE("vcs::Repository::checkout reuses a worktree incrementally", "[vcs]") 
   fs::last_write_time(wt / "keep.c", k_old_time);
   fs::last_write_time(wt / "src/deep.h", k_old_time);
   auto keep_mtime = fs::last_write_time(wt / "keep.c");
-  write(wt / "keep.o", "object");                 // ignored: stays for incremental builds
-  write(wt / "build/out.bin", "binary");          // ignored directory: stays
-  write(wt / "stray.txt", "untracked");           // untracked: removed
+  write(wt / "keep.o", "object");        // ignored: stays for incremental builds
+  write(wt / "build/out.bin", "binary"); // ignored directory: stays
+  write(wt / "stray.txt", "untracked");  // untracked: removed
   write(wt / "change.c", "int v = 99; /* edited by the build */\n");
 
   REQUIRE(repo->checkout(second, wt).has_value());
@@ -74,7 +73,7 @@ TEST_CASE("vcs::Repository::checkout is not blocked by build outputs in the way"
   REQUIRE(repo.has_value());
   fs::path wt = fixture.dir() / "wt";
   REQUIRE(repo->checkout(first, wt).has_value());
-  write(wt / "gen/table.c", "generated");   // ignored directory where `second` tracks a file
+  write(wt / "gen/table.c", "generated"); // ignored directory where `second` tracks a file
   write(wt / "out", "untracked file where `second` tracks a directory");
   auto result = repo->checkout(second, wt);
   INFO((result ? std::string("ok") : result.error().message));
