@@ -18,6 +18,30 @@ def progress(env, what):
     print(f"[{time.strftime('%H:%M:%S')}] {what}: {env.log_tail(1).strip()}", flush=True)
 
 
+def bisect_the_push(env, repo, head, planted, open_timeout=1800, finish_timeout=3600, interval=20):
+    """Pushes the series' head, waits for the watcher's bisection to finish, checks that it found the planted
+    commit and mailed it; returns `show --json` of that bisection."""
+    git(repo, "update-ref", "refs/heads/master", head)
+
+    def opened():
+        progress(env, "detect")
+        return env.ctl_json("bisections")["bisections"]
+    wait_for(opened, open_timeout, "no bisection opened after the push", interval=interval)
+    bid = str(env.ctl_json("bisections")["bisections"][0]["id"])
+
+    def finished():
+        progress(env, "bisect")
+        return env.ctl_json("show", bid)["state"] != "running"
+    wait_for(finished, finish_timeout, "the bisection did not finish", interval=interval)
+    show = env.ctl_json("show", bid)
+    print(env.ctl("show", bid).stdout)
+    check(show["state"] == "found", f"state {show['state']}: {show.get('error')}")
+    check(show["culprit"] == planted, f"culprit {show['culprit']} != planted {planted}")
+    wait_for(lambda: len(env.mails()) >= 1, 120, "no mail arrived")
+    check(planted[:10] in env.mails()[0][0], "the mail does not name the planted commit")
+    return show
+
+
 def persistent_data_dir(env):
     """Kernel build dirs are tied to the worktree's absolute path (kbuild records it): a fresh data dir would mean
     a cold 5-17 minute build every run. Keep the data dir under the cache, but start from an empty database."""
@@ -61,24 +85,7 @@ def test(env):
         return env.ctl_json("status")["queue"].get("done", 0) >= 1
     wait_for(baseline_done, 3600, "the base kernel was never built, booted and measured", interval=30)
 
-    git(repo, "update-ref", "refs/heads/master", head)  # the push
-
-    def opened():
-        progress(env, "detect")
-        return env.ctl_json("bisections")["bisections"]
-    wait_for(opened, 1800, "no bisection opened after the push", interval=20)
-    bid = str(env.ctl_json("bisections")["bisections"][0]["id"])
-
-    def finished():
-        progress(env, "bisect")
-        return env.ctl_json("show", bid)["state"] != "running"
-    wait_for(finished, 3600, "the bisection did not finish", interval=30)
-    show = env.ctl_json("show", bid)
-    print(env.ctl("show", bid).stdout)
-    check(show["state"] == "found", f"state {show['state']}: {show.get('error')}")
-    check(show["culprit"] == planted, f"culprit {show['culprit']} != planted {planted}")
-    wait_for(lambda: len(env.mails()) >= 1, 120, "no mail arrived")
-    check(planted[:10] in env.mails()[0][0], "the mail does not name the planted commit")
+    show = bisect_the_push(env, repo, head, planted)
     check("comes back" in show["verification"].get("revert", ""), f"revert: {show['verification'].get('revert')}")
     # Documentation, networking, sound, USB, DRM, ext4 and e1000 commits are not in a tinyconfig QEMU kernel.
     relevance = [e["message"] for e in show["events"] if "touch no file the kernel build uses" in e["message"]]

@@ -18,7 +18,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import SKIP, SOURCE, check, free_port, git, run, wait_for  # noqa: E402
-from test_kernel_bisect import persistent_data_dir, progress, write_test_job  # noqa: E402
+from test_kernel_bisect import bisect_the_push, persistent_data_dir, progress, write_test_job  # noqa: E402
 
 BOX_SCRIPT = os.path.join(SOURCE, "scripts", "lib", "ssh-box.sh")
 BOXES = ("box-1", "box-2")
@@ -172,24 +172,7 @@ def test(env):
             progress(env, "baseline")
             return env.ctl_json("status")["queue"].get("done", 0) >= 1
         wait_for(baseline_done, 1800, "the base kernel was never measured on a box", interval=15)
-        git(repo, "update-ref", "refs/heads/master", head)  # the push
-
-        def opened():
-            progress(env, "detect")
-            return env.ctl_json("bisections")["bisections"]
-        wait_for(opened, 1800, "no bisection opened after the push", interval=15)
-        bid = str(env.ctl_json("bisections")["bisections"][0]["id"])
-
-        def finished():
-            progress(env, "bisect")
-            return env.ctl_json("show", bid)["state"] != "running"
-        wait_for(finished, 3600, "the bisection did not finish", interval=15)
-        show = env.ctl_json("show", bid)
-        print(env.ctl("show", bid).stdout)
-        check(show["state"] == "found", f"state {show['state']}: {show.get('error')}")
-        check(show["culprit"] == planted, f"culprit {show['culprit']} != planted {planted}")
-        wait_for(lambda: len(env.mails()) >= 1, 120, "no mail arrived")
-        check(planted[:10] in env.mails()[0][0], "the mail does not name the planted commit")
+        bisect_the_push(env, repo, head, planted, interval=15)
 
         # The fault: box-2 hung after a kexec, was power-cycled, its visit failed (no sample) and the work went on.
         hang.done.set()

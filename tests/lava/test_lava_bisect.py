@@ -11,13 +11,12 @@ import json
 import os
 import re
 import sys
-import time
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
 from harness import SOURCE, check, git, run, wait_for  # noqa: E402
-from test_kernel_bisect import persistent_data_dir, progress, write_test_job  # noqa: E402
+from test_kernel_bisect import bisect_the_push, persistent_data_dir, progress, write_test_job  # noqa: E402
 
 LAVA_URL = os.environ.get("LAVA_URL", "http://127.0.0.1:8000")
 
@@ -101,24 +100,7 @@ def test(env):
     check(log_has(env, rf"LAVA job {job_id}.*Finished"), "the followed job did not finish")
 
     # 3. The push, the detection and the bisection, all on LAVA.
-    git(repo, "update-ref", "refs/heads/master", head)
-
-    def opened():
-        progress(env, "detect")
-        return env.ctl_json("bisections")["bisections"]
-    wait_for(opened, 3600, "no bisection opened after the push", interval=20)
-    bid = str(env.ctl_json("bisections")["bisections"][0]["id"])
-
-    def finished():
-        progress(env, "bisect")
-        return env.ctl_json("show", bid)["state"] != "running"
-    wait_for(finished, 5400, "the bisection did not finish", interval=30)
-    show = env.ctl_json("show", bid)
-    print(env.ctl("show", bid).stdout)
-    check(show["state"] == "found", f"state {show['state']}: {show.get('error')}")
-    check(show["culprit"] == planted, f"culprit {show['culprit']} != planted {planted}")
-    wait_for(lambda: len(env.mails()) >= 1, 120, "no mail arrived")
-    check(planted[:10] in env.mails()[0][0], "the mail does not name the planted commit")
+    bisect_the_push(env, repo, head, planted, open_timeout=3600, finish_timeout=5400, interval=30)
     print(f"LAVA jobs for the whole scenario: {jobs_on_lava() - first_job}")
 
 
