@@ -36,16 +36,18 @@ double t_quantile_975(double df) {
   return 1.96 + 2.4 / df;
 }
 
-double sample_variance(const std::vector<double>& samples) {
-  if (samples.size() < 2) {
-    return 0;
-  }
+// The sum of squared deviations from the mean: the sample variance and LKP's stddev divide it.
+double squared_deviations(const std::vector<double>& samples) {
   double average = mean(samples);
   double sum = 0;
   for (double value : samples) {
     sum += (value - average) * (value - average);
   }
-  return sum / static_cast<double>(samples.size() - 1);
+  return sum;
+}
+
+double sample_variance(const std::vector<double>& samples) {
+  return samples.size() < 2 ? 0 : squared_deviations(samples) / static_cast<double>(samples.size() - 1);
 }
 
 std::string format_average(double average) {
@@ -87,15 +89,7 @@ double mean(const std::vector<double>& samples) {
 }
 
 double population_stddev(const std::vector<double>& samples) {
-  if (samples.size() < 2) {
-    return 0;
-  }
-  double average = mean(samples);
-  double sum = 0;
-  for (double value : samples) {
-    sum += (value - average) * (value - average);
-  }
-  return std::sqrt(sum / static_cast<double>(samples.size()));
+  return samples.size() < 2 ? 0 : std::sqrt(squared_deviations(samples) / static_cast<double>(samples.size()));
 }
 
 bool uses_absolute_change(std::string_view metric) {

@@ -67,14 +67,21 @@ def write_test_job(env):
     return path
 
 
-def test(env):
-    persistent_data_dir(env)
+def kernel_series(env):
+    """The demo kernel tree (scripts/make-kernel-tree) with master moved back to its base: the push of the series
+    is the test's to make. Returns (repo, planted, base, head)."""
     repo = os.path.join(env.dir, "linux.git")
     subprocess.run([os.path.join(SOURCE, "scripts", "make-kernel-tree"), repo], check=True, stdout=subprocess.DEVNULL)
     planted = open(os.path.join(repo, ".bisectd-planted")).read().strip()
     base = open(os.path.join(repo, ".bisectd-base")).read().strip()
     head = git(repo, "rev-parse", "master")
     git(repo, "update-ref", "refs/heads/master", base)
+    return repo, planted, base, head
+
+
+def test(env):
+    persistent_data_dir(env)
+    repo, planted, _, head = kernel_series(env)
 
     env.start_smtp()
     env.start_daemon("--lab", os.path.join(SOURCE, "configs", "lab", "qemu.yaml"))

@@ -18,7 +18,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import SKIP, SOURCE, check, free_port, git, run, wait_for  # noqa: E402
-from test_kernel_bisect import bisect_the_push, persistent_data_dir, progress, write_test_job  # noqa: E402
+from test_kernel_bisect import bisect_the_push, kernel_series, persistent_data_dir, progress, write_test_job  # noqa: E402
 
 BOX_SCRIPT = os.path.join(SOURCE, "scripts", "lib", "ssh-box.sh")
 BOXES = ("box-1", "box-2")
@@ -142,12 +142,7 @@ def boot_times(log):
 def test(env):
     started = time.time()
     persistent_data_dir(env)
-    repo = os.path.join(env.dir, "linux.git")
-    subprocess.run([os.path.join(SOURCE, "scripts", "make-kernel-tree"), repo], check=True, stdout=subprocess.DEVNULL)
-    planted = open(os.path.join(repo, ".bisectd-planted")).read().strip()
-    base = open(os.path.join(repo, ".bisectd-base")).read().strip()
-    head = git(repo, "rev-parse", "master")
-    git(repo, "update-ref", "refs/heads/master", base)
+    repo, planted, base, head = kernel_series(env)
 
     kernel, release = build_base_kernel(env, repo, base)
     lab = Lab(os.path.join(env.dir, "lab"))

@@ -15,8 +15,8 @@ import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(HERE), "integration"))
-from harness import SOURCE, check, git, run, wait_for  # noqa: E402
-from test_kernel_bisect import bisect_the_push, persistent_data_dir, progress, write_test_job  # noqa: E402
+from harness import check, run, wait_for  # noqa: E402
+from test_kernel_bisect import bisect_the_push, kernel_series, persistent_data_dir, progress, write_test_job  # noqa: E402
 
 LAVA_URL = os.environ.get("LAVA_URL", "http://127.0.0.1:8000")
 
@@ -56,13 +56,7 @@ def log_has(env, pattern):
 def test(env):
     persistent_data_dir(env)
     os.makedirs(os.path.join(env.dir, "published"), exist_ok=True)
-    repo = os.path.join(env.dir, "linux.git")
-    import subprocess
-    subprocess.run([os.path.join(SOURCE, "scripts", "make-kernel-tree"), repo], check=True, stdout=subprocess.DEVNULL)
-    planted = open(os.path.join(repo, ".bisectd-planted")).read().strip()
-    base = open(os.path.join(repo, ".bisectd-base")).read().strip()
-    head = git(repo, "rev-parse", "master")
-    git(repo, "update-ref", "refs/heads/master", base)
+    repo, planted, _, head = kernel_series(env)
     env.start_smtp()
     first_job = jobs_on_lava()
 
