@@ -21,7 +21,7 @@ def reader_keys():
         text = f.read()
     text = text[:text.index("load_lab_file(")]  # the lab file's keys are another file's
     lists = {}
-    for section, body in re.findall(r'check_keys\((?:root|mail), "(\w*)", \{([^}]*)\}', text):
+    for section, body in re.findall(r'check_keys\(\s*(?:root|mail),\s*"(\w*)",\s*\{([^}]*)\}', text):
         lists[section] = set(re.findall(r'"(\w+)"', body))
     check(set(lists) == {"", "mail"}, f"config.cpp's check_keys calls not found as expected: {sorted(lists)}")
     return lists[""], lists["mail"]
