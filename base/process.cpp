@@ -1,5 +1,6 @@
 #include "base/process.hpp"
 
+#include "base/process_tree.hpp"
 #include "base/strings.hpp"
 #include "base/units.hpp"
 
@@ -130,7 +131,7 @@ Result<ChildIo> prepare_io(const Command& command) {
   return io;
 }
 
-Result<pid_t> spawn(const Command& command, ChildIo& io) {
+Result<pid_t> spawn(const Command& command, ChildIo& io, const std::string& tree_mark) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, io.stdin_read.get(), 0);
@@ -158,11 +159,18 @@ Result<pid_t> spawn(const Command& command, ChildIo& io) {
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
 
   std::vector<std::string> argv = command.argv;
+  if (command.sandbox) {
+    if (auto policy = sandbox_policy(); policy.enabled) {
+      argv = sandbox_argv(policy, *command.sandbox, command.env, command.cwd, argv);
+    }
+  }
   if (command.idle_priority && find_program("chrt")) {
     // glibc's posix_spawn accepts only SCHED_OTHER/FIFO/RR, so util-linux's chrt sets SCHED_IDLE and execs.
     argv.insert(argv.begin(), {"chrt", "--idle", "0"});
   }
-  std::vector<std::string> env = build_environment(command.env);
+  auto overrides = command.env;
+  overrides[k_process_tree_variable] = command.leave_detached ? "" : tree_mark;
+  std::vector<std::string> env = build_environment(overrides);
   auto c_argv = to_c_array(argv);
   auto c_env = to_c_array(env);
   pid_t pid = 0;
@@ -318,7 +326,8 @@ Result<ExitStatus> run(const Command& command) {
   }
   BISECTD_TRY_ASSIGN(auto io, prepare_io(command));
   auto start = Clock::now();
-  BISECTD_TRY_ASSIGN(pid_t pid, spawn(command, io));
+  const auto tree_mark = new_process_tree_mark();
+  BISECTD_TRY_ASSIGN(pid_t pid, spawn(command, io, tree_mark));
   // Close the child's ends in the parent so EOF arrives when the child exits.
   io.stdin_read.reset();
   io.out_write.reset();
@@ -332,8 +341,11 @@ Result<ExitStatus> run(const Command& command) {
   } else {
     outcome = wait_exit(command, pid, wstatus, start);
   }
-  // Anything the group left behind (daemonised grandchildren) goes too.
+  // Anything the command left behind goes too: its group, and descendants that left the group (setsid).
   ::kill(-pid, SIGKILL);
+  if (!command.leave_detached) {
+    kill_process_tree(tree_mark);
+  }
   status.duration = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - start);
   status.timed_out = outcome.timed_out;
   if (outcome.cancelled) {

@@ -2,6 +2,7 @@
 // Child processes from argv vectors (never a shell): timeouts kill the whole process group.
 
 #include "base/error.hpp"
+#include "base/sandbox.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -29,6 +30,12 @@ struct Command {
   // speculative work (prebuilds) that must not slow down, or add noise to, the benchmarks that were asked for.
   bool idle_priority = false;
   std::size_t capture_limit = 16 * 1024 * 1024; // captured bytes kept per stream (the tail is dropped)
+  // Descendants that leave the process group (setsid, daemonised) are killed when the command ends, however it
+  // ends (base/process_tree.hpp). Set for a command whose job is to start such a daemon, like a PDU stand-in
+  // that boots a VM: what it detaches is left alone, then and at the next daemon's start-up.
+  bool leave_detached = false;
+  // Run it under bubblewrap (base/sandbox.hpp) with this view, when the deployment's sandbox is enabled.
+  std::optional<Sandbox> sandbox;
   // Called every `progress_interval` (> 0) while the child runs, from the waiting thread: long builds say
   // how far they got instead of going silent for minutes.
   std::chrono::milliseconds progress_interval{0};

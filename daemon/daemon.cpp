@@ -2,6 +2,9 @@
 
 #include "base/clock.hpp"
 #include "base/fs.hpp"
+#include "base/hash.hpp"
+#include "base/process_tree.hpp"
+#include "base/sandbox.hpp"
 #include "base/strings.hpp"
 #include "daemon/run/retry_policy.hpp"
 #include "lab/lava_machine.hpp"
@@ -130,10 +133,48 @@ void Daemon::wire_rooms(const std::string& token) {
   m_http = std::make_unique<api::HttpServer>(m_io, m_pool, *m_api);
 }
 
+// Builds, benchmarks and QEMUs a killed daemon on this data dir started are still running (they would race the
+// same build in the same worktree): they carry its mark (base/process_tree.hpp) and go before anything starts.
+void Daemon::stop_what_the_last_daemon_left() {
+  auto owner = base::hash_hex(std::filesystem::absolute(m_config.data_dir).lexically_normal().string()).substr(0, 16);
+  base::set_process_owner(owner);
+  auto killed = base::kill_orphans_of_owner(owner);
+  if (!killed.empty()) {
+    spdlog::warn("stopped {} process(es) the previous bisectd on this data dir left running (pid {}{})",
+                 killed.size(), killed.front(), killed.size() > 1 ? ", ..." : "");
+  }
+}
+
+// The tree's code (builds, `local` benchmarks, get_maintainer.pl) runs without the daemon's files in sight.
+Status Daemon::enable_sandbox() {
+  if (m_config.sandbox == "none") {
+    spdlog::warn("sandbox: none: the trees' builds and benchmarks can read this data dir, its token and the network");
+    return {};
+  }
+  base::SandboxPolicy policy{.enabled = true, .bwrap = "bwrap", .hidden = {m_config.data_dir}};
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0') {
+    policy.hidden.emplace_back(home);
+  }
+  policy.hidden.push_back(m_config.token_file.parent_path());
+  if (auto why = base::sandbox_unusable(policy.bwrap); !why.empty()) {
+    if (m_config.sandbox == "bwrap") {
+      return make_error(ErrorCode::invalid_config, "sandbox: bwrap cannot start a sandbox here: " + why);
+    }
+    spdlog::warn("sandbox: bwrap cannot start a sandbox here ({}): the trees' builds and benchmarks run unsandboxed",
+                 why);
+    return {};
+  }
+  base::set_sandbox_policy(std::move(policy));
+  spdlog::info("sandbox: builds, local benchmarks and get_maintainer.pl run under bwrap");
+  return {};
+}
+
 Status Daemon::init(config::Config config) {
   m_config = std::move(config);
   m_started_at = base::unix_now();
   BISECTD_TRY_ASSIGN(m_data_dir_lock, base::DirLock::acquire(m_config.data_dir));
+  stop_what_the_last_daemon_left();
+  BISECTD_TRY(enable_sandbox());
   BISECTD_TRY_ASSIGN(m_store, storage::Store::open(m_config.data_dir / "bisectd.db"));
   BISECTD_TRY_ASSIGN(auto interrupted, m_store->requeue_interrupted(run::k_max_interrupted_attempts));
   if (interrupted.first > 0 || interrupted.second > 0) {

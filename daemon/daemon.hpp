@@ -47,6 +47,8 @@ public:
 private:
   explicit Daemon(std::size_t machines);
   Status init(config::Config config);
+  void stop_what_the_last_daemon_left();
+  Status enable_sandbox();
   Status open_lab();
   void wire_rooms(const std::string& token);
   void tick();

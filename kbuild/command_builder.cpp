@@ -68,6 +68,7 @@ base::Command make_command(const BuildRequest& request, const fs::path& log) {
   cmd.append = true; // after the header line
   cmd.cancel = request.cancel;
   cmd.idle_priority = request.background;
+  cmd.sandbox = base::Sandbox{.writable = {request.worktree}, .readable = {}};
   return cmd;
 }
 

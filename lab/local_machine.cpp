@@ -46,6 +46,7 @@ base::Command make_command(const VisitRequest& request, const fs::path& log) {
   cmd.stdout_path = log;
   cmd.stderr_to_stdout = true;
   cmd.cancel = request.cancel;
+  cmd.sandbox = base::Sandbox{.writable = {}, .readable = {request.artifact_dir}};
   return cmd;
 }
 

@@ -23,8 +23,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::set<std::string> k_known_keys{"qemu",      "accel",   "boot_timeout", "append",
-                                         "bench_dir", "busybox", "cache_dir",    "tsc_khz"};
+const std::set<std::string> k_known_keys{"qemu",    "accel",     "boot_timeout", "append", "bench_dir",
+                                         "busybox", "cache_dir", "tsc_khz",      "network"};
 
 // settings.tsc_khz: auto | off | a rate in kHz.
 std::optional<long> read_tsc_khz(SettingsReader& r) {
@@ -58,6 +58,7 @@ Result<QemuSettings> parse_qemu_settings(const MachineSpec& spec) {
   settings.busybox = r.path("busybox").value_or(settings.busybox);
   settings.cache_dir = r.path("cache_dir").value_or(settings.cache_dir);
   settings.tsc_khz = read_tsc_khz(r).value_or(0);
+  settings.user_network = r.choice("network", {"none", "user"}).value_or("none") == "user";
   if (spec.cpus < 1 || spec.memory_mb < 64) {
     r.error("cpus", "qemu needs cpus >= 1 and memory_mb >= 64");
   }
@@ -126,13 +127,20 @@ std::string kernel_command_line(const QemuSettings& settings) {
 
 std::vector<std::string> qemu_argv(const QemuSettings& settings, const MachineSpec& spec, bool kvm,
                                    const fs::path& kernel, const fs::path& initrd) {
-  std::vector<std::string> argv{settings.qemu, "-nographic", "-no-reboot", "-monitor",         "none",
-                                "-machine",    "pc",         "-accel",     kvm ? "kvm" : "tcg"};
+  // -nodefaults: no default NIC, VGA, floppy or CD-ROM; the one serial port is the console on stdout.
+  std::vector<std::string> argv{settings.qemu, "-nodefaults", "-nographic", "-serial", "stdio",
+                                "-no-reboot",  "-monitor",    "none",       "-machine", "pc",
+                                "-accel",      kvm ? "kvm" : "tcg"};
   if (kvm) {
     argv.insert(argv.end(), {"-cpu", "host"});
   }
   argv.insert(argv.end(), {"-m", std::to_string(spec.memory_mb), "-smp", std::to_string(spec.cpus), "-kernel",
                            kernel.string(), "-initrd", initrd.string(), "-append", kernel_command_line(settings)});
+  if (settings.user_network) {
+    argv.insert(argv.end(), {"-nic", "user,model=virtio-net-pci"});
+  } else {
+    argv.insert(argv.end(), {"-nic", "none"});
+  }
   return argv;
 }
 

@@ -22,6 +22,9 @@ struct QemuSettings {
   std::filesystem::path bench_dir;                // settings.bench_dir: the bench-core programs
   std::filesystem::path busybox = "/bin/busybox"; // settings.busybox: a static busybox
   std::filesystem::path cache_dir;                // settings.cache_dir: initramfs cache
+  // settings.network: none | user. The guest runs a tree's code: by default it has no NIC at all (QEMU's
+  // default user network would let it reach the host's loopback services, the daemon's API among them).
+  bool user_network = false;
   // settings.tsc_khz: auto (measured on the host) | off | kHz. The guest's TSC runs at the host's rate
   // under TCG and KVM, but a tinyconfig kernel (no ACPI/HPET) cannot calibrate it and falls back to the
   // jiffies clocksource, whose time lags when the host is busy: benchmarks then time themselves

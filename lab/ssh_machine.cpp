@@ -22,6 +22,9 @@ namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
 constexpr auto k_poll_interval = 2s;
+// While a box reboots, a port forward or a console server may accept the TCP connection and then say nothing:
+// each probe gives up after this and the next one follows, so a box that is back is seen within seconds.
+constexpr auto k_boot_probe_connect = 3s;
 constexpr std::string_view k_memory_separator = "BISECTD-MEMINFO";
 
 bool cancelled(const VisitRequest& request) { return request.cancel != nullptr && request.cancel->load(); }
@@ -122,7 +125,8 @@ Result<base::ExitStatus> SshMachine::remote(const std::string& line, std::chrono
 }
 
 Result<BoxState> SshMachine::probe(std::chrono::seconds connect) {
-  BISECTD_TRY_ASSIGN(auto status, remote(std::string(k_probe_command), connect + 5s));
+  // The key exchange and the probe itself are slow on a box that has just booted: they get their own time.
+  BISECTD_TRY_ASSIGN(auto status, remote(std::string(k_probe_command), connect + 15s));
   if (!status.ok()) {
     return make_error(ErrorCode::infra, ssh_failure(status));
   }
@@ -151,7 +155,7 @@ void SshMachine::read_description() {
 
 std::optional<BoxState> SshMachine::wait_for_new_boot(const std::string& old, const VisitRequest& request) {
   auto deadline = m_host->now() + m_settings.boot_timeout;
-  auto connect = std::min<std::chrono::seconds>(m_settings.ssh_timeout, 10s);
+  auto connect = std::min<std::chrono::seconds>(m_settings.ssh_timeout, k_boot_probe_connect);
   while (m_host->now() < deadline && !cancelled(request)) {
     auto state = probe(connect);
     if (state && state->boot_id != old) {
@@ -170,6 +174,7 @@ std::string SshMachine::power_cycle_and_wait(const std::string& old, const Visit
   base::Command cmd;
   cmd.argv = m_settings.power_cycle;
   cmd.timeout = m_settings.ssh_timeout * 2;
+  cmd.leave_detached = true; // a PDU stand-in may boot a VM that outlives the command
   cmd.stderr_to_stdout = true;
   auto status = m_host->run(cmd);
   if (!status || !status->ok()) {

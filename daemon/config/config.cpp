@@ -87,7 +87,7 @@ Status load_config_file(const fs::path& path, Config& config) {
   auto root = r.load(text);
   r.check_keys(root, "",
                {"data_dir", "listen", "token_file", "mail", "lab", "poll_interval", "cache_dir", "confirm_runs",
-                "placement_timeout"});
+                "placement_timeout", "sandbox"});
   auto relative_to_file = [&](const std::string& value) {
     fs::path p(value);
     return p.is_absolute() ? p : fs::absolute(path.parent_path() / p);
@@ -108,6 +108,12 @@ Status load_config_file(const fs::path& path, Config& config) {
   config.poll_interval = r.duration(root, "", "poll_interval").value_or(config.poll_interval);
   config.placement_timeout = r.duration(root, "", "placement_timeout").value_or(config.placement_timeout);
   config.confirm_runs = static_cast<int>(r.integer(root, "", "confirm_runs", 3, 100).value_or(config.confirm_runs));
+  if (auto sandbox = r.string(root, "", "sandbox")) {
+    if (*sandbox != "auto" && *sandbox != "bwrap" && *sandbox != "none") {
+      r.error(root["sandbox"], "sandbox", "expected auto, bwrap or none, got '" + *sandbox + "'");
+    }
+    config.sandbox = *sandbox;
+  }
   read_mail(r, root, config);
   if (!r.ok()) {
     return make_error(ErrorCode::invalid_config, base::join(r.errors(), "\n"));

@@ -30,6 +30,9 @@ struct Config {
   std::filesystem::path configs_dir;            // where job-relative paths fall back to
   int confirm_runs = 5;                         // runs per side when confirming a detected shift
   std::chrono::seconds placement_timeout{1800}; // a request no machine can take fails (with its bisection)
+  // auto | bwrap | none: builds, `local` benchmarks and get_maintainer.pl under bubblewrap (base/sandbox.hpp);
+  // auto = bwrap when it works on this host, else none with a warning.
+  std::string sandbox = "auto";
 };
 
 // Reads a bisectd.yaml file over `config`. Every bad key is reported, one per line, "file:line: key: what".

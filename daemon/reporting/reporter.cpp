@@ -47,6 +47,7 @@ std::vector<std::string> maintainers(TreeRepos& repos, const std::string& tree, 
   cmd.cwd = worktree;
   cmd.stdin_data = patch;
   cmd.timeout = std::chrono::seconds(60);
+  cmd.sandbox = base::Sandbox{.writable = {}, .readable = {worktree}};
   auto status = base::run(cmd);
   if (!status || !status->ok()) {
     return {};

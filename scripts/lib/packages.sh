@@ -2,7 +2,7 @@
 # Sourced by scripts/test and scripts/demo.
 
 BUILD_PACKAGES=(build-essential cmake ninja-build pkg-config git libgit2-dev libboost-dev libspdlog-dev libfmt-dev
-  libyaml-cpp-dev libsqlite3-dev libcli11-dev nlohmann-json3-dev libcurl4-openssl-dev catch2 python3)
+  libyaml-cpp-dev libsqlite3-dev libcli11-dev nlohmann-json3-dev libcurl4-openssl-dev catch2 python3 bubblewrap)
 TEST_PACKAGES=(python3-aiosmtpd sqlite3 ccache openssh-server openssh-client man-db groff-base zsh)
 KERNEL_PACKAGES=(linux-source-6.1 qemu-system-x86 busybox-static ccache bc flex bison libelf-dev libssl-dev cpio
   xz-utils kmod perl dropbear-bin kexec-tools openssh-sftp-server)

@@ -15,7 +15,8 @@
 # pinned host key as [127.0.0.1]:PORT), port, kernel. The box's kernel command line has the console on ttyS0;
 # a kexec'd kernel inherits it (the ssh backend reads /proc/cmdline) and runs the same /init.
 #
-# Environment: BOX_MEMORY_MB (512), BOX_BOOT_APPEND (extra kernel command line), QEMU (qemu-system-x86_64),
+# Environment: BOX_OWNER_PID (start: when that process is gone, the box is stopped too, so a test killed before
+# its cleanup leaves no QEMU behind), BOX_MEMORY_MB (512), BOX_BOOT_APPEND (extra kernel command line), QEMU (qemu-system-x86_64),
 # BOX_TSC_KHZ (the guest's TSC rate; default: this host's "cpu MHz"; off: none). Under TCG the guest's TSC runs at
 # the host's rate; told so, the guest keeps the TSC as its clock instead of falling back to jiffies, which lag
 # under host load and make the benchmarks time themselves wrongly (the QEMU lab's tsc_khz does the same).
@@ -146,6 +147,32 @@ kill_box() {
   rm -f "$box/qemu.pid"
 }
 
+# reap DIR NAME OWNER: stops the box once OWNER is gone (polled every 2 s; ends when the box is stopped).
+reap() {
+  while kill -0 "$3" 2>/dev/null; do
+    [[ -e $1/$2/reaper.pid ]] || return 0
+    sleep 2
+  done
+  echo "ssh-box.sh: $3 is gone: stopping $2" >&2
+  kill_box "$1" "$2"
+  rm -f "$1/$2/reaper.pid"
+}
+
+# start_reaper DIR NAME: a detached `reap` for BOX_OWNER_PID, its PID in reaper.pid (replacing an older one).
+start_reaper() {
+  stop_reaper "$1" "$2"
+  [[ ${BOX_OWNER_PID:-} =~ ^[0-9]+$ ]] || return 0
+  setsid "$0" reap "$1" "$2" "$BOX_OWNER_PID" </dev/null >>"$1/$2/reaper.log" 2>&1 &
+  echo $! >"$1/$2/reaper.pid"
+}
+
+stop_reaper() {
+  local pid
+  pid=$(cat "$1/$2/reaper.pid" 2>/dev/null) || return 0
+  rm -f "$1/$2/reaper.pid"
+  [[ $pid =~ ^[0-9]+$ ]] && kill "$pid" 2>/dev/null || true
+}
+
 cmd=${1:-}
 # Absolute from here on: QEMU's command line names the box's files, and kill_box recognises its QEMU by them.
 [[ $# -lt 2 ]] || set -- "$1" "$(realpath -m "$2")" "${@:3}"
@@ -164,6 +191,7 @@ case $cmd in
     echo "[127.0.0.1]:$4 $(cat "$2/host_key.pub")" >"$2/$3/known_hosts"
     kill_box "$2" "$3"
     boot "$2" "$3"
+    start_reaper "$2" "$3"
     ;;
   power-cycle)
     [[ $# -eq 3 && -s $2/$3/port ]] || usage
@@ -173,7 +201,12 @@ case $cmd in
     ;;
   stop)
     [[ $# -eq 3 ]] || usage
+    stop_reaper "$2" "$3"
     kill_box "$2" "$3"
+    ;;
+  reap)
+    [[ $# -eq 4 && $4 =~ ^[0-9]+$ ]] || usage
+    reap "$2" "$3" "$4"
     ;;
   *) usage ;;
 esac

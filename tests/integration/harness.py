@@ -183,6 +183,11 @@ def run(name, test):
         print(f"skipped: {BIN}/bisectd not built")
         return SKIP
     env = Env(name)
+
+    def interrupted(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+    # ctest's timeout and Ctrl-C end the test through its `finally` blocks: daemons, boxes and servers are stopped.
+    signal.signal(signal.SIGTERM, interrupted)
     try:
         test(env)
         env.ok = True

@@ -72,11 +72,11 @@ class Lab:
         self.key = key
 
     def start(self, kernel):
-        for name in BOXES:
-            self.box(["start", self.boxes, name, str(self.ports[name]), kernel])
+        for name in BOXES:  # the boxes die with this process, even when it is killed before `finally`
+            self.box(["start", self.boxes, name, str(self.ports[name]), kernel], BOX_OWNER_PID=str(os.getpid()))
 
-    def box(self, args):
-        subprocess.run([BOX_SCRIPT, *args], check=True, cwd=self.dir, timeout=120)
+    def box(self, args, **env):
+        subprocess.run([BOX_SCRIPT, *args], check=True, cwd=self.dir, timeout=120, env={**os.environ, **env})
 
     def serial(self, name):
         try:
@@ -199,4 +199,4 @@ if __name__ == "__main__":
     if not os.path.exists("/usr/src/linux-source-6.1.tar.xz") or not os.path.exists("/bin/busybox"):
         print("skipped: linux-source-6.1 or busybox-static not installed")
         sys.exit(SKIP)
-    sys.exit(run("kernel_ssh", test))
+    sys.exit(run("kernel.ssh_kexec", test))

@@ -1,10 +1,12 @@
 #include "base/fs.hpp"
 #include "base/process.hpp"
+#include "base/process_tree.hpp"
 #include "base/strings.hpp"
 
 #include <catch2/catch.hpp>
 
 #include <sched.h>
+#include <signal.h>
 #include <unistd.h>
 
 using namespace bisectd;
@@ -143,4 +145,77 @@ TEST_CASE("base::run starts an idle-priority child under SCHED_IDLE", "[base]") 
   };
   CHECK(policy_of(true) == std::to_string(SCHED_IDLE));
   CHECK(policy_of(false) == "0");
+}
+
+namespace {
+
+// True once `pid` is gone or a zombie (killed, not yet reaped by its new parent), polled for up to `ms`.
+bool ends_within(pid_t pid, int ms) {
+  for (int i = 0; i < ms / 10; ++i) {
+    auto stat = base::read_file("/proc/" + std::to_string(pid) + "/stat");
+    if (!stat || stat->find(") Z") != std::string::npos) {
+      return true;
+    }
+    ::usleep(10'000);
+  }
+  return false;
+}
+
+// A shell line that starts `command` in a session of its own and prints its pid once it has left the shell's
+// process group (until then, the group's kill at the end of base::run would still reach it).
+std::string detach(const std::string& command) {
+  return command + " </dev/null >/dev/null 2>&1 & p=$!; i=0; "
+                   "while [ \"$(cut -d' ' -f6 /proc/$p/stat)\" != \"$p\" ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i+1)); done; "
+                   "echo $p";
+}
+
+pid_t started_pid(const Result<base::ExitStatus>& status) {
+  REQUIRE(status);
+  auto pid = static_cast<pid_t>(std::stol(std::string(base::trim(status->out))));
+  REQUIRE(pid > 1);
+  return pid;
+}
+
+} // namespace
+
+TEST_CASE("base::run kills descendants that left the process group", "[base]") {
+  base::Command cmd;
+  cmd.argv = {"sh", "-c", detach("setsid sleep 60")};
+  SECTION("when the command exits") {
+    CHECK(ends_within(started_pid(base::run(cmd)), 5000));
+  }
+  SECTION("when the command times out") {
+    cmd.argv = {"sh", "-c", detach("setsid sleep 60") + "; sleep 30"};
+    cmd.timeout = 500ms;
+    auto status = base::run(cmd);
+    REQUIRE(status);
+    CHECK(status->timed_out);
+    CHECK(ends_within(started_pid(status), 5000));
+  }
+  SECTION("unless the command is meant to leave them running") {
+    cmd.leave_detached = true;
+    auto pid = started_pid(base::run(cmd));
+    CHECK_FALSE(ends_within(pid, 500));
+    ::kill(pid, SIGKILL);
+  }
+}
+
+TEST_CASE("base::kill_orphans_of_owner kills what another daemon of the owner left", "[base]") {
+  // Marks as a previous daemon (pid 1, never this process) and as this one would set them.
+  auto start = [](const std::string& mark) {
+    base::Command cmd;
+    cmd.argv = {"sh", "-c", detach("BISECTD_PROCESS_TREE=\"$1\" setsid sleep 60"), "sh", mark};
+    cmd.leave_detached = true;
+    return started_pid(base::run(cmd));
+  };
+  auto orphan = start("test-owner-a/1/3");
+  auto ours = start("test-owner-a/" + std::to_string(::getpid()) + "/9");
+  auto other_owner = start("test-owner-b/1/3");
+  auto killed = base::kill_orphans_of_owner("test-owner-a");
+  CHECK(killed == std::vector<pid_t>{orphan});
+  CHECK(ends_within(orphan, 5000));
+  CHECK_FALSE(ends_within(ours, 500));
+  CHECK_FALSE(ends_within(other_owner, 500));
+  ::kill(ours, SIGKILL);
+  ::kill(other_owner, SIGKILL);
 }

@@ -48,6 +48,13 @@ TEST_CASE("lab::qemu_argv", "[kernel]") {
     CHECK(append.find(word) != std::string::npos);
   }
   CHECK(std::count(tcg.begin(), tcg.end(), "host") == 0);
+  CHECK(std::count(tcg.begin(), tcg.end(), "-nodefaults") == 1);
+  CHECK(after(tcg, "-serial") == "stdio");
+  CHECK(after(tcg, "-nic") == "none");
+  auto networked = lab::parse_qemu_settings(spec_with({{"bench_dir", "/b"}, {"network", "user"}}));
+  REQUIRE(networked);
+  CHECK(after(lab::qemu_argv(*networked, spec, false, "/k", "/i"), "-nic") == "user,model=virtio-net-pci");
+  CHECK_FALSE(lab::parse_qemu_settings(spec_with({{"bench_dir", "/b"}, {"network", "tap"}})));
   settings->tsc_khz = 2600000;
   CHECK(after(lab::qemu_argv(*settings, spec, false, "/k", "/i"), "-append")
           .find("tsc_early_khz=2600000 tsc=reliable clocksource=tsc") != std::string::npos);

@@ -1,0 +1,90 @@
+#include "base/sandbox.hpp"
+
+#include "base/process.hpp"
+#include "base/strings.hpp"
+
+#include <cstdlib>
+#include <mutex>
+
+namespace bisectd::base {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+std::mutex g_policy_mutex;
+SandboxPolicy g_policy; // NOLINT(cert-err58-cpp): set once at start-up, read by every sandboxed spawn
+
+void bind_existing(std::vector<std::string>& out, const char* how, const fs::path& path) {
+  std::error_code ec;
+  if (!path.empty() && fs::exists(path, ec)) {
+    out.insert(out.end(), {how, path.string(), path.string()});
+  }
+}
+
+} // namespace
+
+void set_sandbox_policy(SandboxPolicy policy) {
+  std::lock_guard lock(g_policy_mutex);
+  g_policy = std::move(policy);
+}
+
+SandboxPolicy sandbox_policy() {
+  std::lock_guard lock(g_policy_mutex);
+  return g_policy;
+}
+
+std::vector<std::string> sandbox_argv(const SandboxPolicy& policy, const Sandbox& sandbox,
+                                      const std::map<std::string, std::string>& env, const fs::path& cwd,
+                                      const std::vector<std::string>& argv) {
+  std::vector<std::string> out{policy.bwrap,  "--ro-bind",       "/",        "/",           "--dev",
+                               "/dev",        "--proc",          "/proc",    "--tmpfs",     "/tmp",
+                               "--unshare-all", "--die-with-parent", "--new-session", "--clearenv"};
+  for (const auto& dir : policy.hidden) {
+    std::error_code ec;
+    if (dir.has_relative_path() && fs::is_directory(dir, ec)) { // never "/" itself
+      out.insert(out.end(), {"--tmpfs", dir.string()});
+    }
+  }
+  for (const auto& dir : sandbox.readable) {
+    bind_existing(out, "--ro-bind", dir);
+  }
+  for (const auto& dir : sandbox.writable) {
+    bind_existing(out, "--bind", dir);
+  }
+  std::map<std::string, std::string> inside;
+  for (const auto& name : k_sandbox_environment) {
+    if (const char* value = std::getenv(name.c_str()); value != nullptr) {
+      inside[name] = value;
+    }
+  }
+  inside["HOME"] = "/tmp";
+  for (const auto& [name, value] : env) {
+    inside[name] = value;
+  }
+  for (const auto& [name, value] : inside) {
+    out.insert(out.end(), {"--setenv", name, value});
+  }
+  if (!cwd.empty()) {
+    out.insert(out.end(), {"--chdir", cwd.string()});
+  }
+  out.emplace_back("--");
+  out.insert(out.end(), argv.begin(), argv.end());
+  return out;
+}
+
+std::string sandbox_unusable(const std::string& bwrap) {
+  Command probe;
+  probe.argv = sandbox_argv(SandboxPolicy{.enabled = true, .bwrap = bwrap, .hidden = {}}, {}, {}, "/", {"true"});
+  probe.timeout = std::chrono::seconds(20);
+  auto status = run(probe);
+  if (!status) {
+    return status.error().message;
+  }
+  if (!status->ok()) {
+    return base::describe_argv({bwrap}) + " " + status->describe() + ": " + std::string(trim(status->err));
+  }
+  return "";
+}
+
+} // namespace bisectd::base
