@@ -184,7 +184,11 @@ std::string vmlinux_fingerprint(const fs::path& objdir, const std::vector<std::s
 Result<std::string> collect_modules(const KernelMake& make, const fs::path& artifacts,
                                     const std::vector<std::string>& stamps) {
   auto staging = artifacts / "modules.staging";
-  BISECTD_TRY_ASSIGN(auto step, make_step(make, {"INSTALL_MOD_PATH=" + staging.string(), "modules_install"}, 0));
+  std::error_code created;
+  fs::create_directories(staging, created);
+  auto install = make;
+  install.writable.push_back(staging);
+  BISECTD_TRY_ASSIGN(auto step, make_step(install, {"INSTALL_MOD_PATH=" + staging.string(), "modules_install"}, 0));
   if (step.outcome != BuildOutcome::ok) {
     return make_error(ErrorCode::infra, "kernel artifacts: " + step.message);
   }

@@ -31,6 +31,7 @@ base::Command make_command(const KernelMake& make, std::vector<std::string> argv
   auto left = std::chrono::duration_cast<std::chrono::milliseconds>(make.deadline - std::chrono::steady_clock::now());
   cmd.timeout = std::max(left, std::chrono::milliseconds(1));
   cmd.sandbox = base::Sandbox{.writable = {make.worktree, make.objdir}, .readable = {}};
+  cmd.sandbox->writable.insert(cmd.sandbox->writable.end(), make.writable.begin(), make.writable.end());
   if (auto ccache = make.env.find("CCACHE_DIR"); ccache != make.env.end()) {
     std::error_code ec; // it must exist to be bound into the sandbox
     fs::create_directories(ccache->second, ec);

@@ -28,7 +28,10 @@ BENCH_C = r'''#include <stdio.h>
 #include "work.h"
 
 int main(void) {
-  srand((unsigned)time(NULL) ^ (unsigned)getpid() << 8);
+  /* Nanoseconds, not the pid: in a sandbox's pid namespace every run has the same pid. */
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  srand((unsigned)now.tv_sec ^ (unsigned)now.tv_nsec ^ (unsigned)getpid() << 8);
   double noise = ((double)rand() / RAND_MAX - 0.5) * 0.01; /* +-0.5% run to run */
   printf("bench.ops_per_sec: %.1f\n", 1e7 / WORK_ROUNDS * (1 + noise));
   printf("bench.rounds: %d\n", WORK_ROUNDS);
