@@ -205,6 +205,7 @@ constexpr double k_lenient_abrupt_z = 0.5;
 constexpr double k_strict_abrupt_z = 2.5;
 constexpr int k_drift_window = 25;
 constexpr double k_drift_ratio = 1.3; // calibrated with detect-sim (drift vs gaussian kinds)
+constexpr double k_strong_drift_ratio = 1.6; // on the strict pass's residuals (detect-sim and unit tests)
 constexpr int k_periodic_rounds = 2;  // refit the cycle once from the change points found without it
 
 // Removes the periodic load component of the residuals from the change points `cps`, if there is one.
@@ -235,9 +236,15 @@ std::vector<Gate> find_with_level(detail::PreparedSeries& model, double& sigma, 
     sigma = fallback_sigma(model.values);
     (void)find(model, sigma, strict, cps);
   }
+  // A strong drift is already plain from the strict change points: the lenient ones would follow it with a
+  // staircase whose residuals no longer wander.
+  const double strong = detail::wander_variance(model.values, cps, k_strong_drift_ratio);
   options.abrupt_z = k_lenient_abrupt_z;
   std::vector<Gate> gates = find(model, sigma, options, cps);
   model.wander = detail::wander_variance(model.values, cps, k_drift_ratio);
+  if (model.wander == 0.0) {
+    model.wander = strong;
+  }
   if (model.wander > 0.0) {
     options = strict;
     gates = find(model, sigma, options, cps);
