@@ -204,9 +204,9 @@ std::vector<Gate> find(const detail::PreparedSeries& p, double sigma, const Dete
 constexpr double k_lenient_abrupt_z = 0.5;
 constexpr double k_strict_abrupt_z = 2.5;
 constexpr int k_drift_window = 25;
-constexpr double k_drift_ratio = 1.3; // calibrated with detect-sim (drift vs gaussian kinds)
+constexpr double k_drift_ratio = 1.3;        // calibrated with detect-sim (drift vs gaussian kinds)
 constexpr double k_strong_drift_ratio = 1.6; // on the strict pass's residuals (detect-sim and unit tests)
-constexpr int k_periodic_rounds = 2;  // refit the cycle once from the change points found without it
+constexpr int k_periodic_rounds = 2;         // refit the cycle once from the change points found without it
 
 // Removes the periodic load component of the residuals from the change points `cps`, if there is one.
 bool remove_periodic(detail::PreparedSeries& p, const std::vector<std::size_t>& cps, double sigma,

@@ -13,7 +13,7 @@ namespace bisectd::bisect::detail {
 
 namespace {
 
-constexpr double k_abrupt_share = 0.5;  // strict: the near jump carries at least half the windows' difference
+constexpr double k_abrupt_share = 0.5;   // strict: the near jump carries at least half the windows' difference
 constexpr double k_lenient_share = 0.25; // lenient (abrupt_z < 2): a quarter
 constexpr double k_strict_hinge_z = 1.5; // gap between the local lines either side, in standard errors
 constexpr double k_lenient_hinge_z = 1.0;
@@ -21,7 +21,7 @@ constexpr double k_lenient_hinge_z = 1.0;
 bool strict(const DetectOptions& options) { return options.abrupt_z >= 2.0; }
 double abrupt_share(const DetectOptions& options) { return strict(options) ? k_abrupt_share : k_lenient_share; }
 constexpr std::size_t k_machine_points = 3;
-constexpr double k_wander_z = 3.5;       // the window difference against window noise plus the level's wander
+constexpr double k_wander_z = 3.5; // the window difference against window noise plus the level's wander
 
 // |diff| in standard errors of the difference of the window medians when the level also wanders as a random
 // walk (variance `wander` per point): each window's mean level differs from the level at the change by a walk
@@ -81,8 +81,8 @@ double edge_level(std::span<const double> side, bool near_end_last) {
 // has variance 2.5 * pi/2 * sigma^2 / (points / 2)); signed like the gap. A ramp has lines that meet.
 double hinge_z(std::span<const double> left, std::span<const double> right, double sigma, double& gap) {
   gap = edge_level(right, false) - edge_level(left, true);
-  const double var = sigma * sigma * 2.5 * 3.1416 * (1.0 / static_cast<double>(left.size() / 2 * 2) +
-                                                     1.0 / static_cast<double>(right.size() / 2 * 2));
+  const double var = sigma * sigma * 2.5 * 3.1416 *
+                     (1.0 / static_cast<double>(left.size() / 2 * 2) + 1.0 / static_cast<double>(right.size() / 2 * 2));
   return var > 0.0 ? gap / std::sqrt(var) : (gap != 0.0 ? INFINITY : 0.0);
 }
 

@@ -13,10 +13,10 @@ namespace bisectd::bisect::detail {
 
 namespace {
 
-constexpr double k_winsor = 4.0;        // residuals clipped at 4 sigma: outliers and outages do not fit sines
-constexpr double k_min_cycles = 3.0;    // a period is seen at least 3 times: fewer look like drift or a step
-constexpr double k_oversample = 4.0;    // trial frequencies per Fourier frequency
-constexpr double k_periodic_fa = 1e-3;  // chance that noise alone passes the periodic test, per series
+constexpr double k_winsor = 4.0;       // residuals clipped at 4 sigma: outliers and outages do not fit sines
+constexpr double k_min_cycles = 3.0;   // a period is seen at least 3 times: fewer look like drift or a step
+constexpr double k_oversample = 4.0;   // trial frequencies per Fourier frequency
+constexpr double k_periodic_fa = 1e-3; // chance that noise alone passes the periodic test, per series
 constexpr std::size_t k_wander_lag = 64;
 constexpr double k_half_chi2 = 9.2;      // chi2(2) above 9.2: 1 % for noise, in each half
 constexpr double k_half_phase_cos = 0.7; // halves' phases within ~45 degrees

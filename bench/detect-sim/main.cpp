@@ -303,8 +303,8 @@ bool check_kind(const std::string& kind, const std::map<std::string, bench::Scor
   }
   for (const auto& [method, score] : by_method) {
     if (method != "detector" && method != "detector-no-lab" && score.f1() > ours.f1() + bounds.f1_slack) {
-      std::fprintf(stderr, "check: %s: F1 %.3f of %s > ours %.3f (+ %.2f)\n", kind.c_str(), score.f1(),
-                   method.c_str(), ours.f1(), bounds.f1_slack);
+      std::fprintf(stderr, "check: %s: F1 %.3f of %s > ours %.3f (+ %.2f)\n", kind.c_str(), score.f1(), method.c_str(),
+                   ours.f1(), bounds.f1_slack);
       ok = false;
     }
   }
