@@ -201,39 +201,55 @@ std::vector<Gate> find(const detail::PreparedSeries& p, double sigma, const Dete
   return gates;
 }
 
-constexpr double k_lenient_abrupt_z = 1.0;
+constexpr double k_lenient_abrupt_z = 0.5;
 constexpr double k_strict_abrupt_z = 2.5;
 constexpr int k_drift_window = 25;
-constexpr double k_drift_ratio = 1.3; // calibrated with detect-sim (drift vs gaussian kinds)
-constexpr std::size_t k_drift_lag = 64;
+constexpr double k_drift_ratio = 1.3;        // calibrated with detect-sim (drift vs gaussian kinds)
+constexpr double k_strong_drift_ratio = 1.6; // on the strict pass's residuals (detect-sim and unit tests)
+constexpr int k_periodic_rounds = 2;         // refit the cycle once from the change points found without it
 
-// Robust variogram of r at lag h: (1.4826 * MAD of r[t+h] - r[t])^2 / 2.
-double variogram(const std::vector<double>& r, std::size_t h) {
-  std::vector<double> d;
-  for (std::size_t t = 0; t + h < r.size(); ++t) {
-    d.push_back(r[t + h] - r[t]);
-  }
-  const double s = robust_sigma(d);
-  return s * s / 2.0;
-}
-
-// Whether the level wanders between the change points found (slow drift, seasonal load, ramps): the robust
-// variogram of the residuals from the segment medians at lag min(64, n/6) exceeds k_drift_ratio x lag 1.
-bool residuals_drift(std::span<const double> y, const std::vector<std::size_t>& cps) {
-  const std::size_t lag = std::min<std::size_t>(k_drift_lag, y.size() / 6);
-  if (lag < 4) {
-    return false;
-  }
-  std::vector<double> r(y.begin(), y.end());
-  for (std::size_t j = 0; j <= cps.size(); ++j) {
-    const std::size_t lo = j == 0 ? 0 : cps[j - 1], hi = j == cps.size() ? y.size() : cps[j];
-    const double level = median(y.subspan(lo, hi - lo));
-    for (std::size_t i = lo; i < hi; ++i) {
-      r[i] -= level;
+// Removes the periodic load component of the residuals from the change points `cps`, if there is one.
+bool remove_periodic(detail::PreparedSeries& p, const std::vector<std::size_t>& cps, double sigma,
+                     const DetectOptions& options) {
+  const auto min_period = static_cast<std::size_t>(2 * options.min_segment);
+  const std::vector<double> cycle = detail::periodic_component(p.values, cps, sigma, min_period);
+  for (std::size_t i = 0; i < cycle.size(); ++i) {
+    p.values[i] -= cycle[i];
+    for (detail::MachineValue& v : p.by_machine[i]) {
+      v.value -= cycle[i];
     }
   }
-  const double short_lag = variogram(r, 1);
-  return short_lag > 0.0 && variogram(r, lag) > k_drift_ratio * short_lag;
+  return !cycle.empty();
+}
+
+// The lab level model. First with short windows and strict abruptness, and a periodic load component removed
+// if the residuals from those change points show one. Then with the requested windows and lenient
+// abruptness; if the residuals from those change points still wander (slow drift, ramps), again strictly,
+// with the level's random-walk variance added to the window gate's noise.
+std::vector<Gate> find_with_level(detail::PreparedSeries& model, double& sigma, DetectOptions& options,
+                                  std::vector<std::size_t>& cps) {
+  DetectOptions strict = options;
+  strict.abrupt_z = k_strict_abrupt_z;
+  strict.max_window = std::max(options.min_segment, std::min(options.max_window, k_drift_window));
+  (void)find(model, sigma, strict, cps);
+  for (int round = 0; round < k_periodic_rounds && remove_periodic(model, cps, sigma, options); ++round) {
+    sigma = fallback_sigma(model.values);
+    (void)find(model, sigma, strict, cps);
+  }
+  // A strong drift is already plain from the strict change points: the lenient ones would follow it with a
+  // staircase whose residuals no longer wander.
+  const double strong = detail::wander_variance(model.values, cps, k_strong_drift_ratio);
+  options.abrupt_z = k_lenient_abrupt_z;
+  std::vector<Gate> gates = find(model, sigma, options, cps);
+  model.wander = detail::wander_variance(model.values, cps, k_drift_ratio);
+  if (model.wander == 0.0) {
+    model.wander = strong;
+  }
+  if (model.wander > 0.0) {
+    options = strict;
+    gates = find(model, sigma, options, cps);
+  }
+  return gates;
 }
 
 } // namespace
@@ -246,26 +262,11 @@ std::vector<ChangePoint> detect_change_points(const std::vector<SeriesPoint>& se
   if (options.min_segment < 1 || y.size() < 2 * static_cast<std::size_t>(options.min_segment)) {
     return {};
   }
-  const double sigma = fallback_sigma(y);
+  double sigma = fallback_sigma(y);
+  detail::PreparedSeries model = prepared; // the level model may remove a periodic component
   std::vector<std::size_t> cps;
-  std::vector<Gate> gates;
-  if (options.lab_model && options.abrupt_z < 0) {
-    // First with short windows and strict abruptness (what a wandering level needs); if the residuals from
-    // those change points do not wander, again with the requested windows and lenient abruptness.
-    DetectOptions strict = options;
-    strict.abrupt_z = k_strict_abrupt_z;
-    strict.max_window = std::max(options.min_segment, std::min(options.max_window, k_drift_window));
-    gates = find(prepared, sigma, strict, cps);
-    options = strict;
-    if (!residuals_drift(y, cps)) {
-      options = requested;
-      options.max_window = std::max(options.max_window, options.min_segment);
-      options.abrupt_z = k_lenient_abrupt_z;
-      gates = find(prepared, sigma, options, cps);
-    }
-  } else {
-    gates = find(prepared, sigma, options, cps);
-  }
+  std::vector<Gate> gates = options.lab_model && options.abrupt_z < 0 ? find_with_level(model, sigma, options, cps)
+                                                                      : find(model, sigma, options, cps);
   const double tests = std::max(1.0, static_cast<double>(y.size()) / options.min_segment);
   std::vector<ChangePoint> out;
   for (std::size_t j = 0; j < cps.size(); ++j) {
@@ -281,7 +282,7 @@ std::vector<ChangePoint> detect_change_points(const std::vector<SeriesPoint>& se
     cp.after = g.after;
     cp.sigma = sigma;
     cp.machines = g.machines;
-    const auto [first, last] = change_range(y, cps, j, options);
+    const auto [first, last] = change_range(model.values, cps, j, options);
     cp.range_begin = prepared.origin[std::min(first, cps[j])];
     cp.range_end = prepared.origin[std::max(last, cps[j])];
     // P(real): Sidak over the series' effective number of independent split tests (length / min_segment);

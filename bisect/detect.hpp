@@ -35,10 +35,12 @@ struct DetectOptions {
   // load are not change points) and, where several machines measured both sides, seen on each of them.
   bool lab_model = true;
   // Abruptness gate of the lab model: the median jump between the nearest min_segment points either side must
-  // reach abrupt_z standard errors and carry at least half the windows' difference. Negative: chosen per
-  // series: 2.5 with windows of at most 25 points when the level wanders between the change points that
-  // setting finds (robust variogram of the residuals at lag min(64, n/6) above 1.3x lag 1), else 1.0 with
-  // max_window.
+  // reach abrupt_z standard errors and carry at least half (a quarter when abrupt_z < 2) of the windows'
+  // difference, and local lines fitted either side must not meet at the change (a ramp): their gap must reach
+  // 1.5 (1.0 when abrupt_z < 2) standard errors. Negative: chosen per series (docs/detect-sim.md): a periodic
+  // load component is removed first; then 0.5 with max_window, unless the level still wanders between the
+  // change points found (robust variogram of the residuals at lag min(64, n/6) above 1.3x lag 1): then 2.5 with
+  // windows of at most 25 points, the level's random-walk variance added to the window gate's noise.
   double abrupt_z = -1;
 };
 

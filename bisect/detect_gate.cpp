@@ -13,8 +13,24 @@ namespace bisectd::bisect::detail {
 
 namespace {
 
-constexpr double k_abrupt_share = 0.5; // the near jump carries at least half the windows' difference
+constexpr double k_abrupt_share = 0.5;   // strict: the near jump carries at least half the windows' difference
+constexpr double k_lenient_share = 0.25; // lenient (abrupt_z < 2): a quarter
+constexpr double k_strict_hinge_z = 1.5; // gap between the local lines either side, in standard errors
+constexpr double k_lenient_hinge_z = 1.0;
+
+bool strict(const DetectOptions& options) { return options.abrupt_z >= 2.0; }
+double abrupt_share(const DetectOptions& options) { return strict(options) ? k_abrupt_share : k_lenient_share; }
 constexpr std::size_t k_machine_points = 3;
+constexpr double k_wander_z = 3.5; // the window difference against window noise plus the level's wander
+
+// |diff| in standard errors of the difference of the window medians when the level also wanders as a random
+// walk (variance `wander` per point): each window's mean level differs from the level at the change by a walk
+// of variance ~ wander * points / 3.
+double wander_z(double diff, double sigma, double wander, std::size_t n_left, std::size_t n_right) {
+  const auto l = static_cast<double>(n_left), r = static_cast<double>(n_right);
+  const double var = sigma * sigma * 1.5708 * (1.0 / l + 1.0 / r) + wander * (l + r) / 3.0;
+  return var > 0.0 ? std::abs(diff) / std::sqrt(var) : INFINITY;
+}
 
 // z-like score of the median difference between the nearest min_segment points either side of pos.
 double near_jump(std::span<const double> y, std::size_t lo, std::size_t pos, std::size_t hi, double sigma,
@@ -52,6 +68,24 @@ bool machines_agree(const PreparedSeries& p, std::size_t from, std::size_t pos, 
   return !shifts.empty() && same_sign && median(shifts) >= 0.5 * std::abs(diff);
 }
 
+// Level at the edge of `side` extrapolated from the medians of its halves (far half, near half): a robust
+// local line. `near_end_last`: the near half is the end of the span (left side of a change).
+double edge_level(std::span<const double> side, bool near_end_last) {
+  const std::size_t half = side.size() / 2;
+  const std::span<const double> first = side.subspan(0, half), second = side.subspan(side.size() - half, half);
+  const double far = median(near_end_last ? first : second), near = median(near_end_last ? second : first);
+  return 1.5 * near - 0.5 * far;
+}
+
+// Gap between the local lines either side of the change at the change, in standard errors (each edge level
+// has variance 2.5 * pi/2 * sigma^2 / (points / 2)); signed like the gap. A ramp has lines that meet.
+double hinge_z(std::span<const double> left, std::span<const double> right, double sigma, double& gap) {
+  gap = edge_level(right, false) - edge_level(left, true);
+  const double var = sigma * sigma * 2.5 * 3.1416 *
+                     (1.0 / static_cast<double>(left.size() / 2 * 2) + 1.0 / static_cast<double>(right.size() / 2 * 2));
+  return var > 0.0 ? gap / std::sqrt(var) : (gap != 0.0 ? INFINITY : 0.0);
+}
+
 } // namespace
 
 Gate evaluate_gate(const PreparedSeries& p, std::size_t lo, std::size_t pos, std::size_t hi, double sigma,
@@ -80,10 +114,18 @@ Gate evaluate_gate(const PreparedSeries& p, std::size_t lo, std::size_t pos, std
   g.pass = g.n_left >= min_seg && g.n_right >= min_seg && agrees &&
            std::abs(g.relative_change) >= options.min_relative_change && g.effect >= options.k_sigma &&
            g.p_value <= options.max_p_value;
+  if (g.pass && p.wander > 0.0) {
+    g.pass = wander_z(diff, sigma, p.wander, g.n_left, g.n_right) >= k_wander_z;
+  }
   if (g.pass && options.lab_model) {
     double jump = 0;
     const double z = near_jump(y, lo, pos, hi, sigma, options, jump);
-    g.pass = jump * diff > 0.0 && z >= options.abrupt_z && std::abs(jump) >= k_abrupt_share * std::abs(diff);
+    g.pass = jump * diff > 0.0 && z >= options.abrupt_z && std::abs(jump) >= abrupt_share(options) * std::abs(diff);
+  }
+  if (g.pass && options.lab_model && left.size() >= 4 && right.size() >= 4) {
+    double gap = 0;
+    const double z = hinge_z(left, right, sigma, gap);
+    g.pass = gap * diff > 0.0 && std::abs(z) >= (strict(options) ? k_strict_hinge_z : k_lenient_hinge_z);
   }
   if (g.pass && p.machines > 1) {
     g.pass = machines_agree(p, left_lo, pos, right_hi, diff, g.machines);

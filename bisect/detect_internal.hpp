@@ -21,11 +21,24 @@ struct PreparedSeries {
   // Per value, the machines that measured it (empty for every value when the series names no machines).
   std::vector<std::vector<MachineValue>> by_machine;
   int machines = 0; // distinct machines named (0: unlabelled series)
+  // Variance per point of a random-walk lab level (local-level model, detect_level.cpp); 0 when the level
+  // does not wander. The window gate adds its effect on the window medians to their noise.
+  double wander = 0;
 };
 // Without the lab model: each value is the median of the point's finite samples (the detector before the
 // lab model). With it (detect_model.cpp): noisy boots dropped, machine offsets removed, per-boot medians
 // averaged. `lab` (optional) receives the estimates.
 PreparedSeries prepare(const std::vector<SeriesPoint>& series, bool lab_model, LabEstimate* lab = nullptr);
+
+// Values minus the median of their segment between change points.
+std::vector<double> residuals(std::span<const double> y, const std::vector<std::size_t>& cps);
+// The strongest sinusoid of the residuals (period >= min_period, >= 3 cycles in the series), per value, or
+// empty when it explains no more than noise of sigma could at 1e-3 (detect_level.cpp).
+std::vector<double> periodic_component(std::span<const double> y, const std::vector<std::size_t>& cps, double sigma,
+                                       std::size_t min_period);
+// Random-walk variance per point of the residuals' level: from the robust variogram at lag min(64, n/6) against
+// lag 1, 0 unless their ratio exceeds min_ratio.
+double wander_variance(std::span<const double> y, const std::vector<std::size_t>& cps, double min_ratio);
 
 // The gates evaluated at one change point `pos` between its neighbours lo and hi (segment [lo, hi)).
 struct Gate {

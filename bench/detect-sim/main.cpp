@@ -31,11 +31,20 @@ namespace bisect = bisectd::bisect;
 
 namespace {
 
-// Kinds and TCPD whose targets `--check` gates (docs/detect-sim.md lists the misses and why).
-// Not gated (targets missed, see the doc): bimodal, single_value, variance_step (F1 a little below binseg/PELT),
-// drift and ramp (0.7-1.3 false alarms per 1000 commits), seasonal (far off).
-const std::set<std::string> k_gated_kinds = {"gaussian",    "outliers",     "heavy_tails",
-                                             "noisy_boots", "machine_swap", "outage"};
+// `--check` gates every kind and TCPD: <= 0.5 false alarms per 1000 commits, recall >= 0.9 for steps >= 3
+// sigma_hat, F1 >= every baseline. Where the detector still misses a target (docs/detect-sim.md says why), the
+// gate is a regression bound at the level measured instead, listed here.
+struct KindBounds {
+  double false_alarms = 0.5; // per 1000 commits
+  double f1_slack = 0.0;     // F1 may trail the best baseline by this much
+};
+const std::map<std::string, KindBounds> k_missed_targets = {
+  {"drift", {1.5, 0.0}},          // target 0.5 missed (1.06 at 500 series): drift still moves windows apart
+  {"ramp", {2.0, 0.0}},           // target 0.5 missed (1.11): ramps of 30-100 commits look like steps
+  {"bimodal", {0.5, 0.04}},       // F1 0.668 vs PELT 0.697 at 500 series
+  {"single_value", {0.5, 0.03}},  // F1 0.802 vs binseg 0.807 at 500 series
+  {"variance_step", {0.5, 0.03}}, // F1 0.737 vs PELT 0.734 at 500 series: met there, not with 60 series
+};
 
 struct Args {
   bool quick = false, check = false, all_baselines = false, delay = true, tcpd_detail = false;
@@ -280,10 +289,12 @@ double tcpd_mean(const Results& r, const std::string& method) {
 
 bool check_kind(const std::string& kind, const std::map<std::string, bench::Score>& by_method) {
   bool ok = true;
+  const auto missed = k_missed_targets.find(kind);
+  const KindBounds bounds = missed == k_missed_targets.end() ? KindBounds{} : missed->second;
   const bench::Score& ours = by_method.at("detector");
-  if (ours.false_alarms_per_1000() > 0.5) {
-    std::fprintf(stderr, "check: %s: %.2f false alarms per 1000 commits > 0.5\n", kind.c_str(),
-                 ours.false_alarms_per_1000());
+  if (ours.false_alarms_per_1000() > bounds.false_alarms) {
+    std::fprintf(stderr, "check: %s: %.2f false alarms per 1000 commits > %.1f\n", kind.c_str(),
+                 ours.false_alarms_per_1000(), bounds.false_alarms);
     ok = false;
   }
   if (ours.big_recall() < 0.9) {
@@ -291,22 +302,20 @@ bool check_kind(const std::string& kind, const std::map<std::string, bench::Scor
     ok = false;
   }
   for (const auto& [method, score] : by_method) {
-    if (method != "detector" && method != "detector-no-lab" && score.f1() > ours.f1()) {
-      std::fprintf(stderr, "check: %s: F1 %.3f of %s > ours %.3f\n", kind.c_str(), score.f1(), method.c_str(),
-                   ours.f1());
+    if (method != "detector" && method != "detector-no-lab" && score.f1() > ours.f1() + bounds.f1_slack) {
+      std::fprintf(stderr, "check: %s: F1 %.3f of %s > ours %.3f (+ %.2f)\n", kind.c_str(), score.f1(), method.c_str(),
+                   ours.f1(), bounds.f1_slack);
       ok = false;
     }
   }
   return ok;
 }
 
-// The detection targets on the gated kinds, and on TCPD when it was run; prints each failure to stderr.
+// The detection targets on every kind run, and on TCPD when it was run; prints each failure to stderr.
 bool check_targets(const Results& r, bool gate_tcpd) {
   bool ok = true;
   for (const auto& [kind, by_method] : r.scores) {
-    if (k_gated_kinds.count(kind) != 0) {
-      ok = check_kind(kind, by_method) && ok;
-    }
+    ok = check_kind(kind, by_method) && ok;
   }
   if (gate_tcpd && !r.tcpd.empty()) {
     const double ours = tcpd_mean(r, "detector");
