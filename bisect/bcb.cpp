@@ -219,10 +219,11 @@ BcbContext make_bcb_context(const Problem& problem, const ChainData& data) {
   ctx.problem = &problem;
   ctx.data = &data;
   ctx.priors = bcb_priors(problem.settings);
-  // The robust variant (runs weighted by how far they lie from every supported level) replaces the plain one when
-  // the runs within builds look heavy-tailed.
-  ctx.robust = looks_heavy_tailed(data);
-  ctx.units = make_units(data, ctx.robust);
+  // Runs are always weighted by how far they lie from every supported level, with a learned contamination
+  // share: on clean data the weights stay near 1, and no single sample switches the model.
+  ctx.run_model = learn_run_model(data, std::sqrt(ctx.priors.s02), ctx.priors.nu0);
+  ctx.heavy_tailed = looks_heavy_tailed(data);
+  ctx.units = make_units(data, ctx.run_model);
   ctx.prior = commit_prior(problem.chain, data, ctx.priors.p_none);
   ctx.post = compute_posterior(ctx.units, ctx.prior, ctx.priors);
   std::size_t n = problem.chain.size();
@@ -256,9 +257,10 @@ Step bcb_step(const Problem& problem, const ChainData& data) {
   step.culprit = best;
   step.p_culprit = ctx.p[best];
   step.credible_set = credible_set(ctx.p, 0.95 * (1.0 - ctx.post.p_none));
-  step.trace.push_back(std::string("bcb: ") + (ctx.robust ? "robust (outlying runs down-weighted)" : "gaussian") +
-                       " model, " + std::to_string(ctx.units.size()) + " boot units, most likely " +
-                       std::to_string(best) + " P=" + fmt(ctx.p[best]) + ", P(no change)=" + fmt(ctx.post.p_none) +
+  step.trace.push_back("bcb: contaminated-normal runs (sigma " + fmt(ctx.run_model.sigma) + ", outlier share " +
+                       fmt(ctx.run_model.eps) + (ctx.heavy_tailed ? ", heavy tails seen" : "") + "), " +
+                       std::to_string(ctx.units.size()) + " boot units, most likely " + std::to_string(best) +
+                       " P=" + fmt(ctx.p[best]) + ", P(no change)=" + fmt(ctx.post.p_none) +
                        ", weight of boot variance " + fmt(boot_weight(ctx)) + ", of drift " + fmt(drift_weight(ctx)));
   if (endpoint_picks(ctx, step)) {
     return step;
