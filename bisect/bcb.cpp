@@ -1,5 +1,7 @@
 #include "bisect/bcb.hpp"
 
+#include "bisect/confirm_pairs.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -50,6 +52,22 @@ int verification_runs(const ChainData& data, std::size_t commit) {
   return n;
 }
 
+// The log values of a commit's verification runs in the order they were taken.
+std::vector<double> verification_logs(const ChainData& data, std::size_t commit) {
+  std::vector<const LogSample*> runs;
+  for (const auto& s : data.at(commit)) {
+    if (s.verification) {
+      runs.push_back(&s);
+    }
+  }
+  std::stable_sort(runs.begin(), runs.end(), [](const LogSample* a, const LogSample* b) { return a->seq < b->seq; });
+  std::vector<double> out;
+  for (const auto* s : runs) {
+    out.push_back(s->y);
+  }
+  return out;
+}
+
 std::size_t segment_of(const BcbPosterior& post, std::size_t c) {
   auto it = std::lower_bound(post.bounds.begin(), post.bounds.end(), c);
   return static_cast<std::size_t>(it - post.bounds.begin()) - 1;
@@ -67,18 +85,41 @@ void fill_shift(const BcbContext& ctx, std::size_t culprit, Step& step) {
   step.shift_high = std::expm1(est.high);
 }
 
+// The sequential test of the verification pairs: sigma is the larger of the history's and the data's run sigma
+// (the test's error bound holds for any sigma at least the true one), the shift the alert's when known (it does
+// not come from the pairs being tested), else the search's estimate.
+PairTest pair_test(const BcbContext& ctx, double search_shift) {
+  const auto& s = ctx.problem->settings;
+  PairTest t;
+  double prior_sigma = s.noise && *s.noise > 0 ? std::log1p(*s.noise) : 0.0;
+  t.sigma = std::max(prior_sigma, within_build_sigma(*ctx.data));
+  t.threshold = s.threshold;
+  t.shift = s.expected_shift && *s.expected_shift > -1 ? *s.expected_shift : search_shift;
+  t.alpha = s.delta;
+  t.max_pairs = s.verification_pairs;
+  return t;
+}
+
 // Verification picks for (parent, culprit) (empty: waiting for runs in flight); nullopt when all pairs are done.
 std::optional<std::vector<Pick>> verification_picks(const BcbContext& ctx, std::size_t parent, std::size_t culprit,
                                                     Step& step) {
   const auto& s = ctx.problem->settings;
   int have_p = verification_runs(*ctx.data, parent);
   int have_c = verification_runs(*ctx.data, culprit);
-  if (std::min(have_p, have_c) >= s.verification_pairs) {
+  auto verdict = decide_pairs(verification_logs(*ctx.data, parent), verification_logs(*ctx.data, culprit),
+                              pair_test(ctx, step.shift));
+  if (verdict.decision != PairDecision::more) {
+    if (verdict.decision == PairDecision::confirmed) {
+      step.trace.push_back("bcb: the shift holds beyond doubt after " + std::to_string(verdict.pairs) + " of at most " +
+                           std::to_string(s.verification_pairs) + " pairs (log LR " + fmt(verdict.log_lr) +
+                           " >= " + fmt(verdict.bound) + ")");
+    }
     return std::nullopt;
   }
   step.trace.push_back("bcb: verifying " + std::to_string(culprit) + " against parent " + std::to_string(parent) +
-                       ": " + std::to_string(std::min(have_p, have_c)) + " of " + std::to_string(s.verification_pairs) +
-                       " interleaved pairs done");
+                       ": " + std::to_string(std::min(have_p, have_c)) + " of at most " +
+                       std::to_string(s.verification_pairs) + " interleaved pairs done (log LR " + fmt(verdict.log_lr) +
+                       ", stop at " + fmt(verdict.bound) + ")");
   std::vector<Pick> picks;
   std::vector<std::size_t> order = have_p <= have_c ? std::vector{parent, culprit} : std::vector{culprit, parent};
   for (std::size_t b : order) {
@@ -219,10 +260,11 @@ BcbContext make_bcb_context(const Problem& problem, const ChainData& data) {
   ctx.problem = &problem;
   ctx.data = &data;
   ctx.priors = bcb_priors(problem.settings);
-  // The robust variant (runs weighted by how far they lie from every supported level) replaces the plain one when
-  // the runs within builds look heavy-tailed.
-  ctx.robust = looks_heavy_tailed(data);
-  ctx.units = make_units(data, ctx.robust);
+  // Runs are always weighted by how far they lie from every supported level, with a learned contamination
+  // share: on clean data the weights stay near 1, and no single sample switches the model.
+  ctx.run_model = learn_run_model(data, std::sqrt(ctx.priors.s02), ctx.priors.nu0);
+  ctx.heavy_tailed = looks_heavy_tailed(data);
+  ctx.units = make_units(data, ctx.run_model);
   ctx.prior = commit_prior(problem.chain, data, ctx.priors.p_none);
   ctx.post = compute_posterior(ctx.units, ctx.prior, ctx.priors);
   std::size_t n = problem.chain.size();
@@ -256,9 +298,10 @@ Step bcb_step(const Problem& problem, const ChainData& data) {
   step.culprit = best;
   step.p_culprit = ctx.p[best];
   step.credible_set = credible_set(ctx.p, 0.95 * (1.0 - ctx.post.p_none));
-  step.trace.push_back(std::string("bcb: ") + (ctx.robust ? "robust (outlying runs down-weighted)" : "gaussian") +
-                       " model, " + std::to_string(ctx.units.size()) + " boot units, most likely " +
-                       std::to_string(best) + " P=" + fmt(ctx.p[best]) + ", P(no change)=" + fmt(ctx.post.p_none) +
+  step.trace.push_back("bcb: contaminated-normal runs (sigma " + fmt(ctx.run_model.sigma) + ", outlier share " +
+                       fmt(ctx.run_model.eps) + (ctx.heavy_tailed ? ", heavy tails seen" : "") + "), " +
+                       std::to_string(ctx.units.size()) + " boot units, most likely " + std::to_string(best) +
+                       " P=" + fmt(ctx.p[best]) + ", P(no change)=" + fmt(ctx.post.p_none) +
                        ", weight of boot variance " + fmt(boot_weight(ctx)) + ", of drift " + fmt(drift_weight(ctx)));
   if (endpoint_picks(ctx, step)) {
     return step;
@@ -279,9 +322,9 @@ Step bcb_step(const Problem& problem, const ChainData& data) {
       return step;
     }
     if (parent && s.verification_pairs > 0) {
+      fill_shift(ctx, best, step);
       if (auto picks = verification_picks(ctx, *parent, data.canonical[best], step)) {
         step.picks = std::move(*picks);
-        fill_shift(ctx, best, step);
         return step;
       }
     }

@@ -16,7 +16,8 @@ struct BcbContext {
   const Problem* problem = nullptr;
   const ChainData* data = nullptr;
   BcbPriors priors;
-  bool robust = false;
+  RunModel run_model;        // how runs are weighted (learned, always on)
+  bool heavy_tailed = false; // some within-build residual lies beyond 4.5 robust sigmas (reported only)
   std::vector<BcbUnit> units;
   std::vector<double> prior;    // per commit, normalized to 1 - p_none
   std::vector<double> prefix_a; // prefix sums of prior

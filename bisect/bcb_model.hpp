@@ -61,14 +61,32 @@ struct BcbPosterior {
 // to their parent's (same canonical build); normalized to sum 1 - p_none. Zero everywhere if all are zero.
 std::vector<double> commit_prior(const std::vector<Candidate>& chain, const ChainData& data, double p_none);
 
-// Boot units from the grouped samples, ordered by time. `robust` weights each run by the probability that it is a
-// regular run of a contaminated normal (5 % of runs 5 times as wide), judged by its distance from its build's
-// median (builds of >= 3 runs) or else from the nearer endpoint median: a unit's n is then its summed weight.
+// How runs are weighted: each by the probability that it is a regular run of a contaminated normal (a share eps
+// of runs 5 times as wide) at run sigma `sigma` (log units), judged by its distance from its build's median (builds
+// of >= 3 runs) or else from the nearer endpoint median. sigma 0: every run weighs 1.
+struct RunModel {
+  double sigma = 0, eps = 0.005;
+};
+
+// Learns the run model from the data, always (there is no switch between a gaussian and a robust model: a switch
+// re-scores every past run at once when one sample flips it): sigma is the robust within-build sigma pooled with
+// `prior_sigma` (worth `prior_runs` runs), eps the EM estimate under a Beta prior of mean 0.5 %. Both move by a
+// bounded amount per sample, and so does every run's weight.
+RunModel learn_run_model(const ChainData& data, double prior_sigma, double prior_runs);
+
+// Boot units from the grouped samples, ordered by time, runs weighted by `model`: a unit's n is its summed weight.
+std::vector<BcbUnit> make_units(const ChainData& data, const RunModel& model);
+
+// The same with the model learned from the data alone (robust) or every run weighing 1 (not robust).
 std::vector<BcbUnit> make_units(const ChainData& data, bool robust);
 
 // True when the log residuals within builds (builds with >= 3 runs, at least 15 residuals) look heavy-tailed:
 // some |r| > 4.5 robust sigmas (1.4826 MAD). Within-build residuals cannot be faked by a wrong split.
 bool looks_heavy_tailed(const ChainData& data);
+
+// Robust run-to-run sigma of the log values within builds (1.4826 MAD of the residuals from the build means,
+// builds with >= 3 runs); 0 with fewer than 15 such residuals.
+double within_build_sigma(const ChainData& data);
 
 // Exact model-averaged posterior over segments and "no change".
 BcbPosterior compute_posterior(const std::vector<BcbUnit>& units, const std::vector<double>& prior,

@@ -98,6 +98,12 @@ void render_header(std::ostringstream& out, const nlohmann::json& b, std::int64_
   line(out, "shift", shift_text(b));
   line(out, "runs", field_text(b, "runs"));
   line(out, "builds", field_text(b, "builds"));
+  if (b.contains("boots")) { // older daemons do not count them
+    line(out, "boots", field_text(b, "boots"));
+  }
+  if (b.contains("runs_reused")) {
+    line(out, "reused runs", field_text(b, "runs_reused") + " (measured before the bisection, not in runs)");
+  }
   line(out, "origin", field_text(b, "origin"));
   std::string age = format_age(b, "created_at", now);
   line(out, "created", field_text(b, "created_at") + (age == "-" ? "" : " (" + age + " ago)"));

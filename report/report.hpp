@@ -75,7 +75,8 @@ struct ReportInput {
   std::vector<MetricComparison> metrics;
   std::vector<std::string> watch; // the job's watch: metrics, shown after the primary even within noise
   double p_culprit = 0;
-  int runs = 0, builds = 0;
+  int runs = 0, builds = 0;              // what the bisection's own requests caused, every phase
+  int runs_reused = 0;                   // runs measured before it (the alert's, the watch's) that it used
   std::optional<int> boots;              // unset on backends that do not boot (local)
   std::vector<ChartPoint> chart;         // every sample of every tested commit, commit order
   std::vector<std::string> verification; // "confirm: 10 pairs, -15.2% ± 1.1%"

@@ -235,6 +235,10 @@ std::string confidence_block(const ReportInput& input) {
   out += shift_line(input);
   out += strprintf("  spent: %d runs, %d builds", input.runs, input.builds) +
          (input.boots ? strprintf(", %d boots\n", *input.boots) : std::string("\n"));
+  if (input.runs_reused > 0) {
+    out += strprintf("  reused: %d runs measured before the bisection (the alert's and the watch's)\n",
+                     input.runs_reused);
+  }
   out += input.verification.empty() ? "  verification: none\n" : "  verification:\n";
   for (const auto& line : input.verification) {
     out += "    " + single_line(line) + "\n";

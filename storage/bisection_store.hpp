@@ -37,6 +37,8 @@ public:
   // requests stored (others measuring the same commits lose them too). Returns how many samples were deleted.
   // Error: not_found, or conflict when it is running.
   virtual Result<std::int64_t> delete_bisection(std::int64_t bisection_id, bool purge) = 0;
+  // What the bisection's own requests caused so far, every phase and variant included.
+  virtual Result<BisectionCost> bisection_cost(std::int64_t bisection_id) = 0;
   virtual Status add_event(std::int64_t bisection_id, const std::string& message) = 0;
   virtual Result<std::vector<EventRow>> events(std::int64_t bisection_id) = 0;
 

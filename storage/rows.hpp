@@ -68,6 +68,14 @@ struct MetricSample {
   std::string commit, machine, boot_id;
   double value = 0;
   bool verification = false;
+  std::int64_t request_id = 0; // the request that measured it
+};
+
+// What a bisection's own requests caused, from the stored samples and requests.
+struct BisectionCost {
+  std::int64_t runs = 0;   // samples its requests stored, every variant (verification, revert, layout)
+  std::int64_t boots = 0;  // distinct (request, boot) among them
+  std::int64_t builds = 0; // distinct (commit, variant) its requests measured or failed to build
 };
 
 struct DetectionRow {
@@ -92,7 +100,9 @@ struct BisectionRow {
   // What the bisection shows, written whole by the driver and the verifier, never read back by them:
   std::string result_json = "{}";       // engine summary: verdict, credible set, shift, trace
   std::string verification_json = "{}"; // verification steps: step -> line, numbers
-  std::int64_t runs = 0, builds = 0;
+  // What it cost: runs, builds and boots its own requests caused (every phase), runs of others it reused.
+  std::int64_t runs = 0, builds = 0, boots = 0, runs_reused = 0;
+  std::int64_t reused_earlier = 0; // runs_reused of the phases before the search moved into a merged branch
   Origin origin = Origin::manual;
   std::string error;
   std::int64_t created_at = 0, finished_at = 0;

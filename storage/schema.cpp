@@ -125,6 +125,13 @@ ALTER TABLE requests ADD COLUMN lab_handle TEXT NOT NULL DEFAULT '';
   R"sql(
 ALTER TABLE reports ADD COLUMN repeat_of INTEGER;
 CREATE INDEX bisections_culprit ON bisections(tree, job, culprit);
+)sql",
+  // 7: what a bisection cost: runs, builds and boots count every sample its own requests stored (search,
+  // verification, merge phases); the runs it reused from others (the alert's, the watch's) are counted apart.
+  R"sql(
+ALTER TABLE bisections ADD COLUMN boots INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE bisections ADD COLUMN runs_reused INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE bisections ADD COLUMN reused_earlier INTEGER NOT NULL DEFAULT 0; -- of phases before a merge recursion
 )sql"};
 
 Result<int> current_version(Connection& connection) {

@@ -103,6 +103,7 @@ public:
   Status fail_bisection(std::int64_t bisection_id, const std::string& reason) override;
   Status retry_bisection(std::int64_t bisection_id) override;
   Result<std::int64_t> delete_bisection(std::int64_t bisection_id, bool purge) override;
+  Result<BisectionCost> bisection_cost(std::int64_t bisection_id) override;
   Status add_event(std::int64_t bisection_id, const std::string& message) override;
   Result<std::vector<EventRow>> events(std::int64_t bisection_id) override;
   Status finish_bisection(const BisectionRow& bisection, const std::optional<ReportRow>& report) override;

@@ -28,11 +28,13 @@ SampleRow read_sample(const Statement& s) {
   return r;
 }
 
-constexpr std::string_view k_metric_columns = "s.id, s.commit_sha, s.machine, s.boot_id, m.value, s.verification";
+constexpr std::string_view k_metric_columns =
+  "s.id, s.commit_sha, s.machine, s.boot_id, m.value, s.verification, s.request_id";
 
 MetricSample read_metric_sample(const Statement& s, int first = 0) {
   return MetricSample{s.column_int(first),      s.column_text(first + 1),   s.column_text(first + 2),
-                      s.column_text(first + 3), s.column_double(first + 4), s.column_int(first + 5) != 0};
+                      s.column_text(first + 3), s.column_double(first + 4), s.column_int(first + 5) != 0,
+                      s.column_int(first + 6)};
 }
 
 // Every metric of `rows` (sample ids in order), in one query per batch of samples.

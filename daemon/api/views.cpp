@@ -42,6 +42,8 @@ json bisection_summary(const storage::BisectionRow& b, const std::string& culpri
               {"p_culprit", b.p_culprit},
               {"runs", b.runs},
               {"builds", b.builds},
+              {"boots", b.boots},
+              {"runs_reused", b.runs_reused},
               {"created_at", iso_or_null(b.created_at)},
               {"finished_at", iso_or_null(b.finished_at)},
               {"origin", to_string(b.origin)}};

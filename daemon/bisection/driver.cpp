@@ -135,7 +135,7 @@ Result<std::vector<std::string>> Driver::chain(const storage::BisectionRow& b) {
 
 // The chain's commits (skipped or excluded ones marked) and every sample of the bisection's metric on them.
 Status Driver::add_candidates(const Job& job, const storage::BisectionRow& b, const std::vector<std::string>& chain,
-                              bisect::Problem& problem) {
+                              bisect::Problem& problem, std::int64_t& reused) {
   std::map<std::string, std::size_t> index;
   for (std::size_t i = 0; i < chain.size(); ++i) {
     index[chain[i]] = i;
@@ -149,11 +149,18 @@ Status Driver::add_candidates(const Job& job, const storage::BisectionRow& b, co
     problem.chain.push_back(candidate);
   }
   BISECTD_TRY_ASSIGN(auto samples, m_stores.samples.metric_samples(job.name, chain, b.metric));
+  BISECTD_TRY_ASSIGN(auto requests, m_stores.queue.requests_for_bisection(b.id));
+  std::set<std::int64_t> own;
+  for (const auto& r : requests) {
+    own.insert(r.id);
+  }
   std::set<std::size_t> built;
+  reused = 0;
   for (const auto& s : samples) {
     if (s.value > 0) {
       problem.samples.push_back({index[s.commit], s.value, s.boot_id, s.id, s.verification});
       built.insert(index[s.commit]);
+      reused += own.contains(s.request_id) ? 0 : 1;
     }
   }
   for (const auto& sha : b.prebuilt) { // built ahead by the prebuilder, not measured yet
@@ -162,7 +169,6 @@ Status Driver::add_candidates(const Job& job, const storage::BisectionRow& b, co
     }
   }
   problem.settings.built.assign(built.begin(), built.end());
-  BISECTD_TRY_ASSIGN(auto requests, m_stores.queue.requests_for_bisection(b.id));
   for (const auto& r : requests) {
     if (r.is_open() && index.contains(r.commit)) {
       problem.settings.in_flight.push_back(index[r.commit]);
@@ -187,9 +193,9 @@ void Driver::apply_settings(const storage::BisectionRow& b, const Job& job, int 
 }
 
 Result<bisect::Problem> Driver::problem_for(const storage::BisectionRow& b, const Job& job,
-                                            const std::vector<std::string>& chain) {
+                                            const std::vector<std::string>& chain, std::int64_t& reused) {
   bisect::Problem problem;
-  BISECTD_TRY(add_candidates(job, b, chain, problem));
+  BISECTD_TRY(add_candidates(job, b, chain, problem, reused));
   apply_settings(b, job, static_cast<int>(problem.settings.in_flight.size()), problem);
   auto dropped = m_parts.priors.apply_relevance(b, job, problem.chain);
   if (dropped > 0 && m_relevance_told.insert({b.id, b.range_good + ".." + b.range_bad}).second) {
@@ -207,15 +213,14 @@ Status Driver::advance(storage::BisectionRow b) {
     return fail(b, chain_or.error().message);
   }
   Tick t{std::move(b), job, *chain_or, {}, {}};
-  BISECTD_TRY_ASSIGN(t.problem, problem_for(t.b, *job, t.chain));
+  BISECTD_TRY_ASSIGN(t.problem, problem_for(t.b, *job, t.chain, t.reused));
   if (t.problem.chain.front().skipped || t.problem.chain.back().skipped) {
     return fail(t.b, "an endpoint (good or bad) cannot be built or run; see `bisectctl results`");
   }
   t.step = bisect::next_step(t.problem);
-  t.b.runs = t.step.runs_used;
-  t.b.builds = t.step.builds_used;
   t.b.p_culprit = t.step.p_culprit;
   t.b.result_json = result_json(t.chain, t.step);
+  BISECTD_TRY(count_cost(t));
   if (m_parts.prebuilder != nullptr) {
     t.b.builds += m_parts.prebuilder->on_step(t.b, job, t.problem, t.step); // prebuilt, not measured yet
   }
@@ -228,6 +233,15 @@ Status Driver::advance(storage::BisectionRow b) {
     return {}; // let the runs in flight land first: they may still change the answer
   }
   return finish(t);
+}
+
+Status Driver::count_cost(Tick& t) {
+  BISECTD_TRY_ASSIGN(auto cost, m_stores.bisections.bisection_cost(t.b.id));
+  t.b.runs = cost.runs;
+  t.b.builds = cost.builds;
+  t.b.boots = cost.boots;
+  t.b.runs_reused = t.b.reused_earlier + t.reused;
+  return {};
 }
 
 Status Driver::enqueue_picks(const Tick& t) {
@@ -258,6 +272,7 @@ Result<bool> Driver::recurse_into_merge(storage::BisectionRow& b, const std::str
     return false;
   }
   b.merge = culprit;
+  b.reused_earlier = b.runs_reused; // the branch's own chain hands the engine other samples
   b.range_good = range->first;
   b.range_bad = range->second;
   BISECTD_TRY(m_stores.bisections.update_bisection(b));
@@ -302,8 +317,9 @@ reporting::Conclusion Driver::conclude(Tick& t, const std::optional<verify::Veri
   c.p_culprit = t.step.p_culprit;
   c.credible_set = t.step.credible_set;
   c.confident = t.step.verdict == bisect::Verdict::found;
-  c.runs = t.step.runs_used;
+  c.runs = static_cast<int>(t.b.runs); // every run its requests caused, in every phase
   c.builds = static_cast<int>(t.b.builds); // prebuilt commits never measured included
+  c.runs_reused = static_cast<int>(t.b.runs_reused);
   if (!t.b.merge.empty() && t.step.verdict == bisect::Verdict::no_change) {
     c.culprit_sha = t.b.merge; // the merged branch alone does not regress: the merge itself is the culprit
     c.confident = true;

@@ -68,6 +68,7 @@ private:
     std::vector<std::string> chain;
     bisect::Problem problem;
     bisect::Step step;
+    std::int64_t reused = 0; // samples the engine was handed that other requests measured (the alert's, ...)
   };
   // The verdict of verification for the step's culprit.
   enum class Checked { pending, excluded, verified };
@@ -76,9 +77,11 @@ private:
   // The searched chain of a bisection (cached; recomputed from git when the range changes).
   Result<std::vector<std::string>> chain(const storage::BisectionRow& b);
   Result<bisect::Problem> problem_for(const storage::BisectionRow& b, const Job& job,
-                                      const std::vector<std::string>& chain);
+                                      const std::vector<std::string>& chain, std::int64_t& reused);
   Status add_candidates(const Job& job, const storage::BisectionRow& b, const std::vector<std::string>& chain,
-                        bisect::Problem& problem);
+                        bisect::Problem& problem, std::int64_t& reused);
+  // Fills the row's cost: every run, build and boot its own requests caused, and the runs of others it reused.
+  Status count_cost(Tick& t);
   void apply_settings(const storage::BisectionRow& b, const Job& job, int open_requests, bisect::Problem& problem);
   // Queues the step's picks, except commits with runs in flight.
   Status enqueue_picks(const Tick& t);

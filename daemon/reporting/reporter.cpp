@@ -243,6 +243,7 @@ Result<storage::ReportRow> MailReporter::compose(const storage::BisectionRow& b,
   input.p_culprit = c.p_culprit;
   input.runs = c.runs;
   input.builds = c.builds;
+  input.runs_reused = c.runs_reused;
   input.verification = c.verification;
   input.layout_artefact = c.layout_artefact;
   input.job_yaml = job.yaml;

@@ -24,7 +24,8 @@ struct Conclusion {
   double p_culprit = 0;
   std::vector<std::size_t> credible_set; // indices; more than one when ambiguous
   bool confident = true;
-  int runs = 0, builds = 0;
+  int runs = 0, builds = 0;              // caused by the bisection's own requests, every phase
+  int runs_reused = 0;                   // runs of others (the alert's, the watch's) it used
   std::vector<std::string> verification; // lines for the report
   bool layout_artefact = false;
   // The first report of the same culprit for the same tree and job, when there is one: this one answers it

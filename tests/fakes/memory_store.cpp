@@ -20,7 +20,7 @@ bool in(const std::vector<std::string>& list, const std::string& value) {
 }
 
 MetricSample metric_sample(const SampleRow& s, double value) {
-  return MetricSample{s.id, s.commit, s.machine, s.boot_id, value, s.verification};
+  return MetricSample{s.id, s.commit, s.machine, s.boot_id, value, s.verification, s.request_id};
 }
 
 } // namespace
@@ -547,6 +547,32 @@ Status MemoryStore::update_locked(const BisectionRow& bisection) {
   b->excluded = marks.first;
   b->prebuilt = marks.second;
   return {};
+}
+
+Result<storage::BisectionCost> MemoryStore::bisection_cost(std::int64_t bisection_id) {
+  std::lock_guard lock(m_mutex);
+  storage::BisectionCost cost;
+  std::set<std::string> boots;
+  std::set<std::pair<std::string, std::string>> builds;
+  for (const auto& r : m_requests) {
+    if (r.bisection_id != bisection_id) {
+      continue;
+    }
+    bool measured = false;
+    for (const auto& s : m_samples) {
+      if (s.request_id == r.id) {
+        ++cost.runs;
+        boots.insert(s.boot_id);
+        measured = true;
+      }
+    }
+    if (measured || r.error_code == "build_failed") {
+      builds.insert({r.commit, r.variant});
+    }
+  }
+  cost.boots = static_cast<std::int64_t>(boots.size());
+  cost.builds = static_cast<std::int64_t>(builds.size());
+  return cost;
 }
 
 Status MemoryStore::update_bisection(const BisectionRow& bisection) {

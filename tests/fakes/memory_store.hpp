@@ -94,6 +94,7 @@ public:
   Status update_bisection(const storage::BisectionRow& bisection) override;
   Status exclude_commit(std::int64_t bisection_id, const std::string& commit) override;
   Status add_prebuilt(std::int64_t bisection_id, const std::string& commit) override;
+  Result<storage::BisectionCost> bisection_cost(std::int64_t bisection_id) override;
   Status cancel_bisection(std::int64_t bisection_id) override;
   Status fail_bisection(std::int64_t bisection_id, const std::string& reason) override;
   Status retry_bisection(std::int64_t bisection_id) override;

@@ -4,6 +4,7 @@ search must land on the merge, then recurse into the merged branch (merge base a
 and name the side-branch commit; the show output records the merge it went through."""
 import json
 import os
+import sqlite3
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -27,6 +28,19 @@ def test(env):
     check(show["culprit"] == shas["culprit"], f"culprit {show['culprit']} != side-branch commit {shas['culprit']}"
           f" (merge {shas['merge']})")
     check(show.get("merge") == shas["merge"], f"show does not record the merge it recursed into: {show.get('merge')}")
+
+    # The cost covers both phases: runs are exactly the samples its own requests stored (search, verification,
+    # the branch's phase), and the runs it reused from the watch are counted apart.
+    with sqlite3.connect(f"file:{os.path.join(env.data, 'bisectd.db')}?mode=ro", uri=True, timeout=10) as c:
+        caused, boots = c.execute("SELECT COUNT(*), COUNT(DISTINCT s.boot_id) FROM samples s JOIN requests r "
+                                  "ON s.request_id = r.id WHERE r.bisection_id = ?", (int(bid),)).fetchone()
+    check(show["runs"] == caused, f"show runs {show['runs']} != {caused} samples of the bisection's requests")
+    check(show["boots"] == boots, f"show boots {show['boots']} != {boots}")
+    check(show["runs_reused"] >= 1, f"the watch's runs of the head were not counted as reused: {show['runs_reused']}")
+    # Two phases of an easy step (measured: 51 runs with two verifications): a bound, not a timing, so that a
+    # bisection that loses its way (the posterior collapsing, a phase starting over) shows here.
+    check(show["runs"] + show["runs_reused"] <= 150, f"the whole bisection took {show['runs']} runs")
+    print(f"merge: {show['runs']} runs ({show['runs_reused']} reused apart), {show['builds']} builds, {boots} boots")
 
 
 if __name__ == "__main__":

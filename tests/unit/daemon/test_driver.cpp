@@ -9,6 +9,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <set>
+
 using namespace bisectd;
 using namespace bisectd::test;
 using storage::BisectionState;
@@ -213,4 +215,62 @@ TEST_CASE("driver: a suspect's side lists every commit that builds identically",
   CHECK(daemon::bisection::reference_parent(chain, 4) == 0);
   CHECK(daemon::bisection::same_build(commits, chain, 0) == std::vector<std::string>{"c0", "c1", "c2", "c3"});
   CHECK(daemon::bisection::same_build(commits, chain, 4) == std::vector<std::string>{"c4", "c5"});
+}
+
+TEST_CASE("driver: a bisection counts every run its requests caused, across a merge phase, and reused runs apart",
+          "[daemon][bisection]") {
+  DriverWorld w;
+  auto main = w.repo.line("m", 6);
+  auto branch = w.repo.line("b", 5, main[2]);
+  auto merge = w.repo.add("merge", {main[5], branch.back()});
+  auto after = w.repo.line("a", 3, merge);
+  w.plant(branch, 3, 80.0);
+  w.plant({merge}, 0, 80.0);
+  w.plant(after, 0, 80.0);
+  // The alert's confirmation runs on both endpoints, measured before the bisection by a request of no bisection.
+  for (const auto& commit : {main.front(), after.back()}) {
+    storage::RequestRow r;
+    r.tree = "demo";
+    r.job = "bench";
+    r.commit = commit;
+    r.purpose = Purpose::confirm;
+    r.machine_group = "local";
+    r.runs = 3;
+    REQUIRE(w.store.enqueue(r));
+  }
+  REQUIRE(w.sim.run_queued("local") == 2);
+  auto id = *w.driver.start({"demo", "master", main.front(), after.back(), "bench", "", storage::Origin::manual});
+  auto b = w.run_to_end(id, 600);
+  REQUIRE(b.state == BisectionState::found);
+  REQUIRE(b.merge == merge); // two phases: the mainline, then the merged branch
+
+  std::set<std::int64_t> own;
+  for (const auto& r : w.store.all_requests()) {
+    if (r.bisection_id == id) {
+      own.insert(r.id);
+    }
+  }
+  std::vector<std::string> every(main.begin(), main.end());
+  every.insert(every.end(), branch.begin(), branch.end());
+  every.push_back(merge);
+  every.insert(every.end(), after.begin(), after.end());
+  std::int64_t caused = 0, others = 0;
+  std::set<std::string> boots;
+  auto samples = w.store.samples("bench", every).value();
+  for (const auto& s : samples) {
+    if (own.contains(s.request_id)) {
+      ++caused;
+      boots.insert(s.boot_id);
+    } else {
+      ++others;
+    }
+  }
+  CHECK(others == 6);
+  CHECK(b.runs == caused); // both phases, verification included
+  CHECK(b.boots == static_cast<std::int64_t>(boots.size()));
+  CHECK(b.runs_reused == 6); // the alert's runs, used in the mainline phase, not counted in runs
+  CHECK(b.builds > 0);
+  REQUIRE(w.reporter.conclusions.size() == 1);
+  CHECK(w.reporter.conclusions[0].runs == caused);
+  CHECK(w.reporter.conclusions[0].runs_reused == 6);
 }

@@ -78,6 +78,7 @@ ReportInput regression_input() {
   input.runs = 57;
   input.builds = 9;
   input.boots = 9;
+  input.runs_reused = 18;
   input.chart = chart_points(616938, 577000, 12);
   input.verification = {"confirm: 10 interleaved pairs, -6.4% \u00b1 0.3% (holds)",
                         "revert: on top of 1a2b3c4d5e, throughput back to 616512 (+6.8%)",

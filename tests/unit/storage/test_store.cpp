@@ -383,3 +383,50 @@ TEST_CASE("storage::Store claims fresh work first, waits out a retry time, skips
   REQUIRE(t.store->remove_tree("demo"));
   CHECK_FALSE(t.store->claim_request("local", "m0").value()); // nothing of a removed tree runs
 }
+
+TEST_CASE("storage::Store counts what a bisection's own requests caused", "[storage]") {
+  TempStore t;
+  auto b = add_running_bisection(t);
+  auto own = [&](const std::string& commit, const std::string& variant) {
+    auto r = request(commit);
+    r.bisection_id = b.id;
+    r.variant = variant;
+    return t.store->enqueue(r).value();
+  };
+  // Two visits of aaa (boots 1 and 2, 3 runs each), a layout variant of aaa (boot 3), a build failure at ccc, a
+  // queued request at ddd, and an alert's request at aaa (boot 9) that is not its own.
+  auto first = own("aaa", ""), second = own("aaa", ""), layout = own("aaa", "layout");
+  auto failed = own("ccc", ""), queued = own("ddd", "");
+  auto alert = t.store->enqueue(request("aaa")).value();
+  (void)queued;
+  auto visit = [&](std::int64_t id, const std::string& boot, int runs) {
+    std::vector<SampleRow> rows;
+    for (int run = 0; run < runs; ++run) {
+      auto s = sample("aaa", run);
+      s.boot_id = boot;
+      rows.push_back(s);
+    }
+    REQUIRE(t.store->finish_request(id, rows));
+  };
+  visit(first, "boot-1", 3);
+  visit(second, "boot-2", 3);
+  visit(layout, "boot-3", 2);
+  visit(alert, "boot-9", 3);
+  REQUIRE(t.store->fail_request(failed, "build_failed", "does not build", std::nullopt));
+  auto cost = t.store->bisection_cost(b.id).value();
+  CHECK(cost.runs == 8);   // 3 + 3 + 2, not the alert's 3
+  CHECK(cost.boots == 3);  // boot-1..3
+  CHECK(cost.builds == 3); // aaa, aaa (layout), ccc (tried); not ddd (never built)
+  b.runs = cost.runs;
+  b.boots = cost.boots;
+  b.runs_reused = 3;
+  b.reused_earlier = 2;
+  REQUIRE(t.store->update_bisection(b));
+  auto stored = t.store->bisection(b.id).value();
+  REQUIRE(stored);
+  CHECK(stored->runs == 8);
+  CHECK(stored->boots == 3);
+  CHECK(stored->runs_reused == 3);
+  CHECK(stored->reused_earlier == 2);
+  CHECK(t.store->bisection_cost(b.id + 100).value().runs == 0);
+}
