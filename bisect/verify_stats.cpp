@@ -2,6 +2,7 @@
 
 #include "bisect/stats.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -44,6 +45,48 @@ double recovered_fraction(const std::vector<double>& bad, const std::vector<doub
     return k_nan;
   }
   return std::log(r / b) / -std::log1p(shift);
+}
+
+namespace {
+
+// The standard error of a median of log values, from their MAD (1.2533 = sqrt(pi / 2): a median's standard
+// error over a mean's for normal data).
+double log_median_se(const std::vector<double>& values) {
+  std::vector<double> logs;
+  logs.reserve(values.size());
+  for (double v : values) {
+    logs.push_back(std::log(v));
+  }
+  return 1.2533 * k_mad_to_sigma * mad(logs) / std::sqrt(static_cast<double>(logs.size()));
+}
+
+bool all_positive(const std::vector<double>& values) {
+  return std::all_of(values.begin(), values.end(), [](double v) { return v > 0; });
+}
+
+} // namespace
+
+Recovery revert_recovery(const std::vector<double>& bad, const std::vector<double>& revert, double shift) {
+  Recovery r{recovered_fraction(bad, revert, shift), k_nan};
+  if (std::isnan(r.fraction) || bad.size() < 2 || revert.size() < 2 || !all_positive(bad) || !all_positive(revert)) {
+    return r;
+  }
+  double se = std::hypot(log_median_se(bad), log_median_se(revert));
+  r.half_width = 1.96 * se / std::abs(std::log1p(shift));
+  return r;
+}
+
+RevertVerdict revert_verdict(const Recovery& r) {
+  constexpr double k_back = 0.7, k_partly = 0.3;
+  if (std::isnan(r.fraction)) {
+    return RevertVerdict::unknown;
+  }
+  if (!std::isnan(r.half_width) && r.fraction - r.half_width < k_partly && r.fraction + r.half_width >= k_back) {
+    return RevertVerdict::too_noisy;
+  }
+  return r.fraction >= k_back     ? RevertVerdict::comes_back
+         : r.fraction >= k_partly ? RevertVerdict::partly
+                                  : RevertVerdict::does_not_come_back;
 }
 
 } // namespace bisectd::bisect

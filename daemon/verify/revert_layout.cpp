@@ -18,6 +18,10 @@ constexpr int k_min_layout_runs = 3; // per visit; two visits per commit → at 
 // Per side, alternated (reverted head, bad head, ...). Boots differ (a QEMU boot here moves the level by 10-20 %),
 // so several shorter visits beat two long ones.
 constexpr int k_revert_visits = 4;
+// Rounds of k_revert_visits while the recovery is too noisy to judge (the last one is judged as it stands).
+constexpr int k_max_revert_rounds = 3;
+
+nlohmann::json json_number(double v) { return std::isnan(v) ? nlohmann::json() : nlohmann::json(v); }
 
 // The revert requests' variants name the culprit, so a later culprit of the same bisection gets its own. The
 // bad head is measured again under its own label in the same window: lab levels drift (a QEMU lab here read
@@ -25,17 +29,33 @@ constexpr int k_revert_visits = 4;
 std::string revert_variant(const std::string& culprit) { return "revert:" + culprit; }
 std::string revert_reference_variant(const std::string& culprit) { return "revert-ref:" + culprit; }
 
-std::string recovered_text(double recovered) {
-  return std::isnan(recovered) ? std::string("none measurable") : fmt::format("{:.0f}%", 100 * recovered);
+std::string recovered_text(const bisect::Recovery& r) {
+  if (std::isnan(r.fraction)) {
+    return "none measurable";
+  }
+  return std::isnan(r.half_width) ? fmt::format("{:.0f}%", 100 * r.fraction)
+                                  : fmt::format("{:.0f}% ± {:.0f}%", 100 * r.fraction, 100 * r.half_width);
 }
 
-std::string revert_verdict(double recovered) {
-  if (std::isnan(recovered)) {
-    return "cannot tell";
+std::string verdict_text(bisect::RevertVerdict verdict) {
+  switch (verdict) {
+  case bisect::RevertVerdict::comes_back: return "performance comes back";
+  case bisect::RevertVerdict::partly: return "performance comes back partly";
+  case bisect::RevertVerdict::does_not_come_back: return "performance does not come back";
+  case bisect::RevertVerdict::too_noisy: return "cannot tell, the runs are too noisy";
+  case bisect::RevertVerdict::unknown: break;
   }
-  return recovered >= 0.7   ? "performance comes back"
-         : recovered >= 0.3 ? "performance comes back partly"
-                            : "performance does not come back";
+  return "cannot tell";
+}
+
+// One round of revert visits: the reverted head and the bad head alternated.
+Status enqueue_revert_round(VerifyTarget& t, const std::string& reverted) {
+  int runs = std::max(2, (t.job.runs + 1) / 2);
+  for (int visit = 0; visit < k_revert_visits; ++visit) {
+    BISECTD_TRY(enqueue_verify(t, reverted, revert_variant(t.culprit), runs));
+    BISECTD_TRY(enqueue_verify(t, t.b.bad, revert_reference_variant(t.culprit), runs));
+  }
+  return {};
 }
 
 // Creates the revert commit and queues its measurement interleaved with the bad head's, or records why it
@@ -53,11 +73,7 @@ Result<StepState> start_revert(VerifyTarget& t, Verification& v) {
     record_step(v, "revert", line, {{"applies", false}});
     return StepState::done;
   }
-  int runs = std::max(2, (t.job.runs + 1) / 2);
-  for (int visit = 0; visit < k_revert_visits; ++visit) {
-    BISECTD_TRY(enqueue_verify(t, *reverted, revert_variant(t.culprit), runs));
-    BISECTD_TRY(enqueue_verify(t, t.b.bad, revert_reference_variant(t.culprit), runs));
-  }
+  BISECTD_TRY(enqueue_revert_round(t, *reverted));
   return StepState::pending;
 }
 
@@ -102,12 +118,21 @@ Result<StepState> check_revert(VerifyTarget& t, Verification& v) {
     return StepState::done;
   }
   double r = bisect::median(revert), b = bisect::median(bad), shift = culprit_shift(t);
-  double recovered = bisect::recovered_fraction(bad, revert, shift);
+  auto recovery = bisect::revert_recovery(bad, revert, shift);
+  auto verdict = bisect::revert_verdict(recovery);
+  auto rounds = static_cast<int>(requests.size()) / (2 * k_revert_visits);
+  if (verdict == bisect::RevertVerdict::too_noisy && rounds < k_max_revert_rounds) {
+    (void)t.deps.events.add_event(t.b.id, fmt::format("revert: {} of the culprit's change recovered, too "
+                                                      "noisy to judge: revert round {} of at most {}",
+                                                      recovered_text(recovery), rounds + 1, k_max_revert_rounds));
+    BISECTD_TRY(enqueue_revert_round(t, reverted));
+    return StepState::pending;
+  }
   // Labelled as what it measures (reverted head vs bad head, medians): not a second "shift" of the culprit.
   auto line = fmt::format("revert: the reverted head {} reads {} vs the bad head (medians of {} + {} interleaved "
                           "runs; {} of the culprit's change recovered): {}",
                           base::short_sha(reverted), base::signed_percent(b == 0 ? NAN : (r - b) / std::abs(b)),
-                          revert.size(), bad.size(), recovered_text(recovered), revert_verdict(recovered));
+                          revert.size(), bad.size(), recovered_text(recovery), verdict_text(verdict));
   record_step(v, "revert", line,
               {{"applies", true},
                {"commit", reverted},
@@ -115,8 +140,9 @@ Result<StepState> check_revert(VerifyTarget& t, Verification& v) {
                {"median", r},
                {"bad_runs", bad.size()},
                {"bad_median", b},
-               {"shift", std::isnan(shift) ? nlohmann::json() : nlohmann::json(shift)},
-               {"recovered", std::isnan(recovered) ? nlohmann::json() : nlohmann::json(recovered)}});
+               {"shift", json_number(shift)},
+               {"recovered", json_number(recovery.fraction)},
+               {"recovered_half_width", json_number(recovery.half_width)}});
   return StepState::done;
 }
 

@@ -337,3 +337,36 @@ TEST_CASE("bisect::bcb counts a run in flight on an identical build as in flight
     CHECK(pick.commit != 0u);
   }
 }
+
+TEST_CASE("bisect::bcb names the culprit of a deterministic benchmark", "[bisect][bcb]") {
+  // A benchmark without noise (every run of a build reads the same): no spread to estimate, the step is plain.
+  for (bool prior : {true, false}) {
+    for (int pairs : {0, 5}) {
+      auto p = chain_of(40);
+      if (!prior) {
+        p.settings.noise.reset();
+      }
+      p.settings.verification_pairs = pairs;
+      Step step;
+      std::int64_t seq = 0;
+      for (int i = 0; i < 300; ++i) {
+        step = next_step(p);
+        if (step.verdict != Verdict::need_runs) {
+          break;
+        }
+        for (const auto& pick : step.picks) {
+          for (int r = 0; r < pick.runs; ++r, ++seq) {
+            p.samples.push_back(
+              {pick.commit, pick.commit >= 17 ? 900.0 : 1000.0, "boot" + std::to_string(seq), seq, pick.verification});
+          }
+        }
+      }
+      INFO("noise prior " << prior << ", verification pairs " << pairs);
+      for (const auto& line : step.trace) {
+        INFO(line);
+      }
+      CHECK(step.verdict == Verdict::found);
+      CHECK(step.culprit == std::optional<std::size_t>{17});
+    }
+  }
+}

@@ -121,3 +121,36 @@ TEST_CASE("mean_change, median and recovered_fraction") {
   CHECK(std::isnan(recovered_fraction({100}, {90}, 0.0)));
   CHECK(std::isnan(recovered_fraction({}, {90}, -0.2)));
 }
+
+TEST_CASE("revert_recovery's interval and the verdicts it allows") {
+  // Quiet runs: 20 % lost, all of it back, a narrow interval.
+  auto quiet = revert_recovery({80, 81, 79, 80, 80.5, 79.5}, {100, 101, 99, 100, 100.5, 99.5}, -0.2);
+  CHECK(quiet.fraction == Approx(1.0));
+  CHECK(quiet.half_width > 0);
+  CHECK(quiet.half_width < 0.2);
+  CHECK(revert_verdict(quiet) == RevertVerdict::comes_back);
+  // The same medians under ±30 % noise: anything from nothing to all of it, so no verdict.
+  auto noisy = revert_recovery({80, 110, 56, 80, 104, 60}, {100, 140, 70, 100, 130, 75}, -0.2);
+  CHECK(noisy.fraction == Approx(1.0));
+  CHECK(revert_verdict(noisy) == RevertVerdict::too_noisy);
+  // More noisy runs narrow it enough to judge.
+  std::vector<double> bad, revert;
+  for (int i = 0; i < 60; ++i) {
+    double wobble = 1 + 0.3 * ((i % 5) - 2) / 2.0; // 0.7 .. 1.3
+    bad.push_back(80 * wobble);
+    revert.push_back(100 * wobble);
+  }
+  CHECK(revert_verdict(revert_recovery(bad, revert, -0.2)) == RevertVerdict::comes_back);
+  // Identical runs: no spread, the fraction decides.
+  CHECK(revert_verdict(revert_recovery({80, 80}, {80, 80}, -0.2)) == RevertVerdict::does_not_come_back);
+  CHECK(revert_verdict(revert_recovery({80, 80}, {89, 89}, -0.2)) == RevertVerdict::partly);
+  // One run a side: no interval, judged by the fraction alone.
+  auto single = revert_recovery({80}, {100}, -0.2);
+  CHECK(std::isnan(single.half_width));
+  CHECK(revert_verdict(single) == RevertVerdict::comes_back);
+  CHECK(revert_verdict(revert_recovery({100}, {90}, 0.0)) == RevertVerdict::unknown);
+  // An interval inside one side of the thresholds is a verdict even when wide.
+  CHECK(revert_verdict(Recovery{1.2, 0.45}) == RevertVerdict::comes_back);
+  CHECK(revert_verdict(Recovery{0.0, 0.25}) == RevertVerdict::does_not_come_back);
+  CHECK(revert_verdict(Recovery{0.5, 0.45}) == RevertVerdict::too_noisy);
+}
