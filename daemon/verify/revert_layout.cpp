@@ -77,15 +77,22 @@ Result<StepState> start_revert(VerifyTarget& t, Verification& v) {
   return StepState::pending;
 }
 
-// The culprit's shift from its normal interleaved samples against the parent (NaN when unknown).
+// The culprit's shift that the revert is measured against (NaN when unknown): from the confirm pairs when there
+// are at least two, because they are interleaved and taken in the verification's time window, like the revert's
+// runs (a lab's level drifts, and a fixed extra cost per operation is a different share of a different level);
+// otherwise from all the culprit's and parent's runs.
 double culprit_shift(VerifyTarget& t) {
-  auto parent = metric_values(t, t.suspect.parent, "");
-  auto culprit = metric_values(t, t.suspect.culprit, "");
-  if (!parent || !culprit) {
-    return NAN;
-  }
-  double p = bisect::median(*parent), c = bisect::median(*culprit);
-  return p > 0 ? (c - p) / p : NAN;
+  auto shift_of = [&](bool verification_only, std::size_t min_runs) -> double {
+    auto parent = metric_values(t, t.suspect.parent, "", verification_only);
+    auto culprit = metric_values(t, t.suspect.culprit, "", verification_only);
+    if (!parent || !culprit || parent->size() < min_runs || culprit->size() < min_runs) {
+      return NAN;
+    }
+    double p = bisect::median(*parent), c = bisect::median(*culprit);
+    return p > 0 ? (c - p) / p : NAN;
+  };
+  double paired = shift_of(true, 2);
+  return std::isnan(paired) ? shift_of(false, 1) : paired;
 }
 
 } // namespace
