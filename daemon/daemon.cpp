@@ -104,20 +104,20 @@ void Daemon::wire_rooms(const std::string& token) {
                                                m_config.poll_interval);
   m_outbox = std::make_unique<mail::Outbox>(store, m_config.mail);
   m_outbox->recover_interrupted();
-  api::ApiContext api_context{store,
-                              store,
-                              store,
-                              store,
-                              store,
-                              *m_repos,
-                              *m_jobs,
-                              *m_machines,
-                              *m_bisections,
-                              wake,
-                              m_config.configs_dir,
-                              m_config.poll_interval,
-                              m_config.data_dir,
-                              m_started_at};
+  api::ApiContext api_context{.trees = store,
+                              .queue = store,
+                              .samples = store,
+                              .bisections = store,
+                              .detections = store,
+                              .repos = *m_repos,
+                              .jobs = *m_jobs,
+                              .lab = *m_machines,
+                              .starter = *m_bisections,
+                              .wake = wake,
+                              .configs_dir = m_config.configs_dir,
+                              .poll_interval = m_config.poll_interval,
+                              .data_dir = m_config.data_dir,
+                              .started_at = m_started_at};
   api_context.release_machine = [this, wake](const std::string& name) -> Result<bool> {
     if (m_machines->slot_of(name) < 0) {
       return make_error(ErrorCode::not_found, "no machine named '" + name + "'");
@@ -140,8 +140,8 @@ void Daemon::stop_what_the_last_daemon_left() {
   base::set_process_owner(owner);
   auto killed = base::kill_orphans_of_owner(owner);
   if (!killed.empty()) {
-    spdlog::warn("stopped {} process(es) the previous bisectd on this data dir left running (pid {}{})",
-                 killed.size(), killed.front(), killed.size() > 1 ? ", ..." : "");
+    spdlog::warn("stopped {} process(es) the previous bisectd on this data dir left running (pid {}{})", killed.size(),
+                 killed.front(), killed.size() > 1 ? ", ..." : "");
   }
 }
 

@@ -158,9 +158,13 @@ RequestOutcome VisitRunner::run_unguarded(lab::Machine& machine, const storage::
   }
   auto log_dir = request_log_dir(m_data_dir, request.id);
   (void)base::make_dirs(log_dir);
-  lab::VisitRequest visit_request{
-    request.commit, build->artifact_dir, build->kernel_release, (*job)->run, static_cast<int>(request.runs),
-    log_dir,        &m_stopping};
+  lab::VisitRequest visit_request{.commit = request.commit,
+                                  .artifact_dir = build->artifact_dir,
+                                  .kernel_release = build->kernel_release,
+                                  .run = (*job)->run,
+                                  .runs = static_cast<int>(request.runs),
+                                  .log_dir = log_dir,
+                                  .cancel = &m_stopping};
   add_lab_handle(visit_request, request, build->artifact_dir);
   auto visit_started = std::chrono::steady_clock::now();
   auto visit = machine.visit(visit_request);

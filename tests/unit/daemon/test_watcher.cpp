@@ -21,7 +21,8 @@ struct WatchWorld {
   FakeRepo& repo = trees.repo("demo");
   std::vector<std::string> shas = repo.line("c", 6);
   FakeJobs jobs{bench_job()};
-  FakeLab lab{{{"m0", "local", "local", "", false, ""}, {"m1", "local", "local", "", false, ""}}};
+  FakeLab lab{
+    {{.name = "m0", .group = "local", .backend = "local"}, {.name = "m1", .group = "local", .backend = "local"}}};
   FakeStarter starter;
   daemon::watch::WatchStores stores{store, store, store, store, store};
   daemon::watch::SeriesReader series{trees, store, store};
