@@ -117,7 +117,8 @@ void Daemon::wire_rooms(const std::string& token) {
                               .configs_dir = m_config.configs_dir,
                               .poll_interval = m_config.poll_interval,
                               .data_dir = m_config.data_dir,
-                              .started_at = m_started_at};
+                              .started_at = m_started_at,
+                              .release_machine = {}};
   api_context.release_machine = [this, wake](const std::string& name) -> Result<bool> {
     if (m_machines->slot_of(name) < 0) {
       return make_error(ErrorCode::not_found, "no machine named '" + name + "'");

@@ -201,7 +201,7 @@ std::string yaml_quote(const std::string& text) {
 
 Result<LavaSettings> parse_lava_settings(const MachineSpec& spec) {
   LavaSettings settings;
-  SettingsReader r(spec.name, "lava", spec.settings);
+  SettingsReader r(spec.name, "lava", spec.settings, spec.origin);
   r.check_keys(k_known_keys);
   read_urls(r, settings);
   settings.token_file = r.path("token_file", true).value_or("");

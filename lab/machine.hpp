@@ -25,7 +25,8 @@ struct MachineSpec {
   std::string description;       // "88 threads 2 sockets Intel(R) Xeon(R) ..."
   int cpus = 1;
   int memory_mb = 512;
-  Settings settings; // backend-specific keys (lab/settings.hpp)
+  Settings settings;  // backend-specific keys (lab/settings.hpp)
+  std::string origin; // where the lab file defines it ("lab.yaml:2: machines[0]"); "" when not from a file
 };
 
 enum class MetricFormat { lkp, json };
@@ -104,5 +105,8 @@ std::string new_boot_id(const std::string& machine);
 
 // Creates the backend named by `spec.backend`; error for an unknown backend or bad settings.
 Result<std::unique_ptr<Machine>> make_machine(const MachineSpec& spec);
+// The backend names make_machine knows ("local, qemu, ssh, lava"), for lab-file checks and errors.
+bool is_known_backend(std::string_view name);
+std::string known_backends();
 
 } // namespace bisectd::lab

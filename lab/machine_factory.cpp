@@ -6,6 +6,7 @@
 #include "lab/qemu_machine.hpp"
 #include "lab/ssh_machine.hpp"
 
+#include <algorithm>
 #include <array>
 
 namespace bisectd::lab {
@@ -26,6 +27,12 @@ constexpr std::array k_backends{
   Backend{"lava", &LavaMachine::create},
 };
 
+} // namespace
+
+bool is_known_backend(std::string_view name) {
+  return std::any_of(k_backends.begin(), k_backends.end(), [&](const Backend& b) { return b.name == name; });
+}
+
 std::string known_backends() {
   std::string names;
   for (const auto& backend : k_backends) {
@@ -33,8 +40,6 @@ std::string known_backends() {
   }
   return names;
 }
-
-} // namespace
 
 Result<std::unique_ptr<Machine>> make_machine(const MachineSpec& spec) {
   for (const auto& backend : k_backends) {

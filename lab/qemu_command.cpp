@@ -48,7 +48,7 @@ std::optional<long> read_tsc_khz(SettingsReader& r) {
 
 Result<QemuSettings> parse_qemu_settings(const MachineSpec& spec) {
   QemuSettings settings;
-  SettingsReader r(spec.name, "qemu", spec.settings);
+  SettingsReader r(spec.name, "qemu", spec.settings, spec.origin);
   r.check_keys(k_known_keys);
   settings.qemu = r.string("qemu").value_or(settings.qemu);
   settings.accel = r.choice("accel", {"auto", "kvm", "tcg"}).value_or(settings.accel);
@@ -128,9 +128,8 @@ std::string kernel_command_line(const QemuSettings& settings) {
 std::vector<std::string> qemu_argv(const QemuSettings& settings, const MachineSpec& spec, bool kvm,
                                    const fs::path& kernel, const fs::path& initrd) {
   // -nodefaults: no default NIC, VGA, floppy or CD-ROM; the one serial port is the console on stdout.
-  std::vector<std::string> argv{settings.qemu, "-nodefaults", "-nographic", "-serial", "stdio",
-                                "-no-reboot",  "-monitor",    "none",       "-machine", "pc",
-                                "-accel",      kvm ? "kvm" : "tcg"};
+  std::vector<std::string> argv{settings.qemu, "-nodefaults", "-nographic", "-serial", "stdio",  "-no-reboot",
+                                "-monitor",    "none",        "-machine",   "pc",      "-accel", kvm ? "kvm" : "tcg"};
   if (kvm) {
     argv.insert(argv.end(), {"-cpu", "host"});
   }

@@ -18,7 +18,7 @@ std::string SettingsReader::where(const std::string& key) const {
   if (found != m_settings.end() && !found->second.where.empty()) {
     return found->second.where;
   }
-  return "machine " + m_machine + ": settings." + key;
+  return m_origin.empty() ? "machine " + m_machine + ": settings." + key : m_origin + ".settings." + key;
 }
 
 void SettingsReader::error(const std::string& key, const std::string& what) {

@@ -30,8 +30,11 @@ Setting list_setting(std::vector<std::string> values);
 
 class SettingsReader {
 public:
-  SettingsReader(std::string machine, std::string backend, const Settings& settings)
-      : m_machine(std::move(machine)), m_backend(std::move(backend)), m_settings(settings) {}
+  // `origin` is where the lab file defines the machine ("lab.yaml:2: machines[0]"), so that a missing key's error
+  // names it; "" for machines written in code.
+  SettingsReader(std::string machine, std::string backend, const Settings& settings, std::string origin = "")
+      : m_machine(std::move(machine)), m_backend(std::move(backend)), m_settings(settings),
+        m_origin(std::move(origin)) {}
 
   // Records an error for every key not in `known` (a dotted key counts by its first part: "timeouts").
   void check_keys(const std::set<std::string>& known);
@@ -69,6 +72,7 @@ private:
   std::string m_machine;
   std::string m_backend;
   const Settings& m_settings;
+  std::string m_origin;
   std::vector<std::string> m_errors;
 };
 

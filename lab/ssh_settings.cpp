@@ -31,7 +31,7 @@ bool plain_host(const std::string& host) {
 
 Result<SshSettings> parse_ssh_settings(const MachineSpec& spec) {
   SshSettings s;
-  SettingsReader r(spec.name, "ssh", spec.settings);
+  SettingsReader r(spec.name, "ssh", spec.settings, spec.origin);
   r.check_keys(k_known_keys);
   s.host = r.string("host", true).value_or("");
   if (r.has("host") && !s.host.empty() && !plain_host(s.host)) {

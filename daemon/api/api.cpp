@@ -79,7 +79,8 @@ HttpResponse Api::route(const HttpRequest& request) {
       return error_response(400, "id must be a number, not '" + call.params["id"] + "'");
     }
     if (request.method == "POST") {
-      call.body = nlohmann::json::parse(request.body, nullptr, false);
+      // No body is an empty object: the actions (cancel, retry, release) take no fields.
+      call.body = request.body.empty() ? nlohmann::json::object() : nlohmann::json::parse(request.body, nullptr, false);
       if (call.body.is_discarded() || !call.body.is_object()) {
         return error_response(400, "the request body must be a JSON object");
       }

@@ -4,8 +4,10 @@
 #include "base/fs.hpp"
 #include "base/strings.hpp"
 #include "daemon/config/yaml_reader.hpp"
+#include "lab/machine.hpp"
 #include "lab/ssh_remote.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <random>
 
@@ -143,10 +145,20 @@ Result<std::vector<lab::MachineSpec>> load_lab_file(const fs::path& path) {
     }
     spec.group = r.string(m, prefix, "group").value_or(spec.name);
     spec.backend = r.string(m, prefix, "backend").value_or("local");
+    if (m["backend"] && !lab::is_known_backend(spec.backend)) {
+      r.error(m["backend"], prefix + ".backend",
+              "unknown backend '" + spec.backend + "' (known: " + lab::known_backends() + ")");
+    }
     spec.description = r.string(m, prefix, "description").value_or("");
     spec.cpus = static_cast<int>(r.integer(m, prefix, "cpus", 1, 1024).value_or(1));
     spec.memory_mb = static_cast<int>(r.integer(m, prefix, "memory_mb", 64, 1 << 22).value_or(512));
     spec.settings = r.machine_settings(m, prefix);
+    spec.origin = r.where(m, prefix);
+    if (auto same = std::find_if(machines.begin(), machines.end(), [&](const auto& o) { return o.name == spec.name; });
+        m["name"] && same != machines.end()) {
+      r.error(m["name"], prefix + ".name",
+              "'" + spec.name + "' is already the name of machines[" + std::to_string(same - machines.begin()) + "]");
+    }
     machines.push_back(spec);
   }
   if (!r.ok()) {

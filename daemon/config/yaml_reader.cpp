@@ -116,6 +116,10 @@ std::string location(const std::filesystem::path& file, const YAML::Node& node, 
 
 } // namespace
 
+std::string YamlReader::where(const YAML::Node& node, const std::string& key) const {
+  return location(m_file, node, key);
+}
+
 lab::Settings YamlReader::machine_settings(const YAML::Node& map, const std::string& prefix) {
   lab::Settings out;
   auto root = section(map, prefix, "settings");

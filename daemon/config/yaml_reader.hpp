@@ -39,6 +39,8 @@ public:
   // map["settings"] as a machine's backend settings: scalars, lists of scalars, nested maps flattened into dotted
   // keys; each remembers its "file:line: prefix.settings.key" for the backend's errors.
   lab::Settings machine_settings(const YAML::Node& map, const std::string& prefix);
+  // "file:line: key" of `node`, the prefix of this reader's errors about it.
+  [[nodiscard]] std::string where(const YAML::Node& node, const std::string& key) const;
   std::optional<long> integer(const YAML::Node& map, const std::string& prefix, const std::string& key, long min,
                               long max);
   std::optional<bool> boolean(const YAML::Node& map, const std::string& prefix, const std::string& key);

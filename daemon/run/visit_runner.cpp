@@ -158,13 +158,14 @@ RequestOutcome VisitRunner::run_unguarded(lab::Machine& machine, const storage::
   }
   auto log_dir = request_log_dir(m_data_dir, request.id);
   (void)base::make_dirs(log_dir);
-  lab::VisitRequest visit_request{.commit = request.commit,
-                                  .artifact_dir = build->artifact_dir,
-                                  .kernel_release = build->kernel_release,
-                                  .run = (*job)->run,
-                                  .runs = static_cast<int>(request.runs),
-                                  .log_dir = log_dir,
-                                  .cancel = &m_stopping};
+  lab::VisitRequest visit_request;
+  visit_request.commit = request.commit;
+  visit_request.artifact_dir = build->artifact_dir;
+  visit_request.kernel_release = build->kernel_release;
+  visit_request.run = (*job)->run;
+  visit_request.runs = static_cast<int>(request.runs);
+  visit_request.log_dir = log_dir;
+  visit_request.cancel = &m_stopping;
   add_lab_handle(visit_request, request, build->artifact_dir);
   auto visit_started = std::chrono::steady_clock::now();
   auto visit = machine.visit(visit_request);

@@ -25,7 +25,7 @@ struct DriverWorld {
   FakeTrees trees{tmp.path()};
   FakeRepo& repo = trees.repo("demo");
   FakeJobs jobs;
-  FakeLab lab{{{.name = "m0", .group = "local", .backend = "local"}}};
+  FakeLab lab{{{"m0", "local", "local", "", false, "", false, "", 1}}};
   kbuild::BuildStore build_store{tmp.path() / "builds"};
   FakeBuilder builder;
   daemon::run::CostHistory costs;

@@ -22,7 +22,7 @@ struct WatchWorld {
   std::vector<std::string> shas = repo.line("c", 6);
   FakeJobs jobs{bench_job()};
   FakeLab lab{
-    {{.name = "m0", .group = "local", .backend = "local"}, {.name = "m1", .group = "local", .backend = "local"}}};
+    {{"m0", "local", "local", "", false, "", false, "", 1}, {"m1", "local", "local", "", false, "", false, "", 1}}};
   FakeStarter starter;
   daemon::watch::WatchStores stores{store, store, store, store, store};
   daemon::watch::SeriesReader series{trees, store, store};
