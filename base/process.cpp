@@ -1,5 +1,6 @@
 #include "base/process.hpp"
 
+#include "base/head_tail.hpp"
 #include "base/process_tree.hpp"
 #include "base/strings.hpp"
 #include "base/units.hpp"
@@ -100,19 +101,45 @@ void append_limited(std::string& buffer, const char* data, std::size_t n, std::s
   }
 }
 
+void write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    auto put = ::write(fd, data.data(), data.size());
+    if (put < 0 && errno == EINTR) {
+      continue;
+    }
+    if (put <= 0) {
+      return; // a full disk cuts the log short; the command's outcome does not depend on it
+    }
+    data.remove_prefix(static_cast<std::size_t>(put));
+  }
+}
+
 // The child's stdio wiring, kept alive until the child has been spawned.
 struct ChildIo {
   Fd stdin_read, stdin_write;
   Fd out_read, out_write;
   Fd err_read, err_write;
+  // stdout_limit: the child writes into a pipe, the file gets its head and tail from here.
+  Fd out_file;
+  std::optional<HeadTail> out_cap;
 };
+
+// True when the child has exited (it is not reaped: wait_exit does that).
+bool child_exited(pid_t pid) {
+  siginfo_t info{};
+  return ::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid;
+}
 
 Result<ChildIo> prepare_io(const Command& command) {
   ChildIo io;
   BISECTD_TRY_ASSIGN(auto in, make_pipe());
   io.stdin_read = std::move(in.read);
   io.stdin_write = std::move(in.write);
-  if (command.stdout_path.empty()) {
+  if (!command.stdout_path.empty() && command.stdout_limit > 0) {
+    BISECTD_TRY_ASSIGN(io.out_file, open_output(command.stdout_path, command.append));
+    io.out_cap.emplace(command.stdout_limit);
+  }
+  if (command.stdout_path.empty() || io.out_cap) {
     BISECTD_TRY_ASSIGN(auto out, make_pipe());
     io.out_read = std::move(out.read);
     io.out_write = std::move(out.write);
@@ -246,7 +273,9 @@ PumpOutcome pump(const Command& command, pid_t pid, ChildIo& io, ExitStatus& sta
     auto drain = [&](int index, Fd& fd, std::string& sink) {
       if (index >= 0 && (fds[index].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
         auto got = ::read(fd.get(), buffer, sizeof buffer);
-        if (got > 0) {
+        if (got > 0 && &fd == &io.out_read && io.out_cap) {
+          write_all(io.out_file.get(), io.out_cap->add(std::string_view(buffer, static_cast<std::size_t>(got))));
+        } else if (got > 0) {
           append_limited(sink, buffer, static_cast<std::size_t>(got), command.capture_limit);
         } else if (got == 0 || errno != EINTR) {
           fd.reset();
@@ -280,6 +309,15 @@ PumpOutcome pump(const Command& command, pid_t pid, ChildIo& io, ExitStatus& sta
     // stdout went to a file and stdin is done: nothing to pump, just wait for the exit.
     if (io.out_read.get() < 0 && io.err_read.get() < 0 && io.stdin_write.get() < 0) {
       break;
+    }
+    // A capped stdout is a pipe a detached descendant may hold open: the command has ended when the child has,
+    // as it would writing to the file itself. What is already in the pipe is still read.
+    if (io.out_cap && io.out_read.get() >= 0 && child_exited(pid)) {
+      ::fcntl(io.out_read.get(), F_SETFL, O_NONBLOCK);
+      for (ssize_t got; (got = ::read(io.out_read.get(), buffer, sizeof buffer)) > 0;) {
+        write_all(io.out_file.get(), io.out_cap->add(std::string_view(buffer, static_cast<std::size_t>(got))));
+      }
+      io.out_read.reset();
     }
   }
   return outcome;
@@ -335,6 +373,10 @@ Result<ExitStatus> run(const Command& command) {
 
   ExitStatus status;
   auto outcome = pump(command, pid, io, status, start);
+  if (io.out_cap) {
+    write_all(io.out_file.get(), io.out_cap->finish());
+    io.out_file.reset();
+  }
   int wstatus = 0;
   if (outcome.timed_out || outcome.cancelled) {
     ::waitpid(pid, &wstatus, 0);

@@ -24,6 +24,9 @@ struct Command {
   bool stderr_to_stdout = false;             // 2>&1 (into the same file or capture)
   std::filesystem::path stderr_path;         // empty (and not merged): capture into ExitStatus::err
   bool append = false;                       // append to stdout_path/stderr_path instead of truncating
+  // > 0 with stdout_path: the file keeps at most about this many bytes of the output, its head and its tail, with a
+  // line saying how much was left out between them (base/head_tail.hpp); the rest is read and dropped.
+  std::size_t stdout_limit = 0;
   std::string stdin_data;                    // written to the child's stdin, then closed
   const std::atomic<bool>* cancel = nullptr; // when set to true, the child is killed (ErrorCode::cancelled)
   // Run the child (and what it starts) under SCHED_IDLE: it gets a CPU only when nothing else wants one. For

@@ -7,6 +7,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <fstream>
 
 namespace bisectd::kbuild {
@@ -53,6 +54,17 @@ std::string last_log_line(const fs::path& log) {
   return "";
 }
 
+// "12 KiB free of 98304 KiB on /path" when the file system holding `path` is (nearly) full; empty otherwise.
+std::string full_disk(const fs::path& path) {
+  std::error_code ec;
+  auto space = fs::space(path, ec);
+  if (ec || !disk_nearly_full(space.available, space.capacity)) {
+    return "";
+  }
+  return std::to_string(space.available / 1024) + " KiB free of " + std::to_string(space.capacity / 1024) + " KiB on " +
+         path.string();
+}
+
 // A relative argv[0] with a slash (./build.sh) means a file in the worktree, not in PATH.
 base::Command make_command(const BuildRequest& request, const fs::path& log) {
   base::Command cmd;
@@ -91,6 +103,9 @@ Status run_command(const BuildRequest& request, BuildResult& result) {
   if (status->timed_out || status->signal != 0) {
     result.outcome = BuildOutcome::infra;
     result.message = "build " + status->describe();
+  } else if (auto full = status->code != 0 ? full_disk(request.worktree) : ""; !full.empty()) {
+    result.outcome = BuildOutcome::infra;
+    result.message = "build " + status->describe() + " with the disk full (" + full + ")";
   } else if (status->code != 0) {
     result.outcome = BuildOutcome::failed;
     auto last = last_log_line(result.log_path);
@@ -141,6 +156,11 @@ Status collect_artifacts(const BuildRequest& request, const fs::path& dir, Build
 }
 
 } // namespace
+
+bool disk_nearly_full(std::uintmax_t available, std::uintmax_t capacity) {
+  constexpr std::uintmax_t k_floor = 64ULL * 1024 * 1024;
+  return available < std::min(k_floor, capacity / 100);
+}
 
 CommandBuilder::CommandBuilder(BuildStore& store) : m_store(store) {}
 

@@ -112,8 +112,14 @@ void Driver::advance_all() {
     return;
   }
   for (auto& b : *running) {
-    if (auto status = advance(b); !status) {
-      spdlog::error("bisection {}: {}", b.id, status.error().message);
+    auto status = advance(b);
+    auto failing = m_failing.find(b.id);
+    if (!status && (failing == m_failing.end() || failing->second != status.error().message)) {
+      spdlog::error("bisection {}: {} (logged again only when it changes)", b.id, status.error().message);
+      m_failing[b.id] = status.error().message;
+    } else if (status && failing != m_failing.end()) {
+      spdlog::info("bisection {}: its step works again", b.id);
+      m_failing.erase(failing);
     }
   }
 }

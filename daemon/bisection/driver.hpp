@@ -98,6 +98,9 @@ private:
   DriverParts m_parts;
   Wake m_wake;
   std::map<std::int64_t, std::pair<std::string, std::vector<std::string>>> m_chains; // id -> (range key, chain)
+  // The last error of each bisection's step, logged when it first occurs, not again every tick while it lasts (a full
+  // disk or a locked store fails every step the same way).
+  std::map<std::int64_t, std::string> m_failing;
   std::set<std::pair<std::int64_t, std::string>> m_relevance_told; // (id, range) whose event was written
 };
 

@@ -10,6 +10,14 @@ std::chrono::seconds retry_backoff(std::int64_t attempts) {
   return std::chrono::seconds(std::min(k_max_s, k_base_s << std::clamp<std::int64_t>(attempts - 1, 0, 10)));
 }
 
+std::optional<std::chrono::milliseconds> store_retry_wait(int tries, std::chrono::milliseconds waited) {
+  if (waited >= k_store_retry_budget) {
+    return std::nullopt;
+  }
+  constexpr std::int64_t k_first_ms = 500, k_max_ms = 30'000;
+  return std::chrono::milliseconds(std::min(k_max_ms, k_first_ms << std::clamp(tries - 1, 0, 10)));
+}
+
 RetryDecision after_failure(const storage::RequestRow& request, bool retryable, bool stopping) {
   if (stopping) {
     return {std::chrono::seconds(0), false}; // cut short by shutdown: redone after the restart

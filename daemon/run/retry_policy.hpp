@@ -30,4 +30,10 @@ RetryDecision after_failure(const storage::RequestRow& request, bool retryable, 
 // 30 s after the first failure, doubling, at most 30 min.
 std::chrono::seconds retry_backoff(std::int64_t attempts);
 
+// A request's outcome the store could not record (disk full, database locked) is written again, not dropped: a
+// request left "building" or "running" in the store would hold up its bisection until the next restart. The wait
+// before write number `tries` + 1: 0.5 s, doubling, at most 30 s; nullopt once k_store_retry_budget has passed.
+inline constexpr std::chrono::seconds k_store_retry_budget{600};
+std::optional<std::chrono::milliseconds> store_retry_wait(int tries, std::chrono::milliseconds waited);
+
 } // namespace bisectd::daemon::run

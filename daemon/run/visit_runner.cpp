@@ -9,10 +9,13 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <thread>
 
 namespace bisectd::daemon::run {
 
 namespace {
+
+constexpr std::chrono::milliseconds k_stop_poll{100};
 
 std::vector<storage::SampleRow> to_samples(const storage::RequestRow& request, const std::string& machine,
                                            const lab::VisitResult& visit) {
@@ -39,6 +42,36 @@ std::vector<storage::SampleRow> to_samples(const storage::RequestRow& request, c
 
 } // namespace
 
+// Bounded by store_retry_wait's budget; a daemon stop ends it at once (the restart requeues the request).
+void VisitRunner::store_failure(std::int64_t id, const std::string& code, const std::string& message,
+                                std::optional<std::int64_t> retry_at) {
+  std::chrono::milliseconds waited{0};
+  for (int tries = 1;; ++tries) {
+    auto stored = m_queue.fail_request(id, code, message, retry_at);
+    if (stored) {
+      if (tries > 1) {
+        spdlog::info("request {}: its failure stored at try {}", id, tries);
+      }
+      return;
+    }
+    auto wait = store_retry_wait(tries, waited);
+    if (tries == 1 || !wait) {
+      spdlog::error("request {}: the failure could not be stored: {}{}", id, stored.error().message,
+                    wait ? " (trying again)" : " (given up: the next start queues it again)");
+    }
+    if (!wait) {
+      return;
+    }
+    for (auto slept = std::chrono::milliseconds(0); slept < *wait && !m_stopping; slept += k_stop_poll) {
+      std::this_thread::sleep_for(k_stop_poll);
+    }
+    waited += *wait;
+    if (m_stopping) {
+      return;
+    }
+  }
+}
+
 RequestOutcome VisitRunner::fail(const storage::RequestRow& request, const Error& error, bool retryable) {
   auto decision = after_failure(request, retryable, m_stopping);
   auto code = std::string(to_string(error.code));
@@ -54,9 +87,7 @@ RequestOutcome VisitRunner::fail(const storage::RequestRow& request, const Error
   }
   spdlog::warn("request {} ({} {}): {}: {}", request.id, to_string(request.purpose), base::short_sha(request.commit),
                code, message);
-  if (auto stored = m_queue.fail_request(request.id, code, message, retry_at); !stored) {
-    spdlog::error("request {}: the failure could not be stored: {}", request.id, stored.error().message);
-  }
+  store_failure(request.id, code, message, retry_at);
   return retry_at ? RequestOutcome::requeued : RequestOutcome::failed;
 }
 

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <filesystem>
+#include <optional>
 
 namespace bisectd::daemon::run {
 
@@ -37,6 +38,9 @@ private:
   RequestOutcome run_unguarded(lab::Machine& machine, const storage::RequestRow& request);
   // Stores the failure: queued again with backoff when `retryable` and attempts are left, else failed for good.
   RequestOutcome fail(const storage::RequestRow& request, const Error& error, bool retryable);
+  // Records a failed attempt, writing again while the store refuses (disk full, locked).
+  void store_failure(std::int64_t id, const std::string& code, const std::string& message,
+                     std::optional<std::int64_t> retry_at);
   RequestOutcome after_failed_build(const Job& job, const storage::RequestRow& request,
                                     const kbuild::BuildResult& build);
   RequestOutcome after_failed_visit(const Job& job, const storage::RequestRow& request, const lab::VisitResult& visit);

@@ -50,8 +50,10 @@ class Env:
         self.ok = False
 
     # --- processes -------------------------------------------------------------------------------
-    def start_smtp(self):
-        self.smtp_port = free_port()
+    def start_smtp(self, port=None):
+        """Starts the SMTP sink on `port` (a fresh one if None: a test may give the daemon a port before the sink
+        runs there, to have deliveries fail first)."""
+        self.smtp_port = port or free_port()
         self.smtp = subprocess.Popen([SMTP_PYTHON, os.path.join(HERE, "smtp_sink.py"), str(self.smtp_port),
                                       self.mail_dir], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_for(lambda: os.path.exists(os.path.join(self.mail_dir, "ready")), 20, "SMTP sink did not start")

@@ -74,6 +74,43 @@ TEST_CASE("base::run writes stdout to a file", "[base]") {
   std::filesystem::remove_all(*dir);
 }
 
+TEST_CASE("base::run caps a file's output to its head and tail", "[base]") {
+  auto dir = base::make_temp_dir("bisectd-test-");
+  REQUIRE(dir);
+  base::Command cmd;
+  // 20 MB of lines between a first and a last line: the file keeps both and far less than the whole.
+  cmd.argv = {"sh", "-c", "echo first; yes junk-line | head -c 20000000; echo result: 42 >&2"};
+  cmd.stdout_path = *dir / "log";
+  cmd.stdout_limit = 64 * 1024;
+  cmd.stderr_to_stdout = true;
+  auto status = base::run(cmd);
+  REQUIRE(status);
+  CHECK(status->ok());
+  auto log = base::read_file(*dir / "log").value();
+  CHECK(log.starts_with("first\njunk-line\n"));
+  CHECK(log.ends_with("junk-line\nresult: 42\n"));
+  CHECK(log.find("bytes of output left out here]") != std::string::npos);
+  CHECK(log.size() < 70 * 1024);
+  std::filesystem::remove_all(*dir);
+}
+
+TEST_CASE("base::run with a capped file ends with the child, not with a detached holder of its stdout", "[base]") {
+  auto dir = base::make_temp_dir("bisectd-test-");
+  REQUIRE(dir);
+  base::Command cmd;
+  cmd.argv = {"sh", "-c", "setsid sleep 30 & echo done"};
+  cmd.stdout_path = *dir / "log";
+  cmd.stdout_limit = 1024;
+  cmd.stderr_to_stdout = true;
+  cmd.timeout = 20s;
+  auto status = base::run(cmd);
+  REQUIRE(status);
+  CHECK(status->ok());
+  CHECK(status->duration < 10s);
+  CHECK(base::read_file(*dir / "log").value() == "done\n");
+  std::filesystem::remove_all(*dir);
+}
+
 TEST_CASE("base::run_checked turns failure into an error naming the program", "[base]") {
   base::Command cmd;
   cmd.argv = {"sh", "-c", "echo boom >&2; exit 2"};

@@ -121,3 +121,85 @@ TEST_CASE("queue: a failing request yields to fresh ones and nothing of a remove
   REQUIRE(store.remove_tree("demo"));
   CHECK_FALSE(store.claim_request("local", "m0").value());
 }
+
+namespace {
+
+// The memory store as a QueueStore whose first `refusals` fail_request calls fail, as a full disk makes them.
+class RefusingQueue final : public storage::QueueStore {
+public:
+  RefusingQueue(MemoryStore& store, int refusals) : m_store(store), m_refusals(refusals) {}
+  Status fail_request(std::int64_t id, const std::string& code, const std::string& message,
+                      std::optional<std::int64_t> retry_at) override {
+    ++calls;
+    if (m_refusals-- > 0) {
+      return make_error(ErrorCode::io, "database or disk is full");
+    }
+    return m_store.fail_request(id, code, message, retry_at);
+  }
+  Result<std::int64_t> enqueue(const storage::RequestRow& r) override { return m_store.enqueue(r); }
+  Result<std::optional<storage::RequestRow>> claim_request(const std::string& g, const std::string& m) override {
+    return m_store.claim_request(g, m);
+  }
+  Status set_request_state(std::int64_t id, RequestState s) override { return m_store.set_request_state(id, s); }
+  Status set_lab_handle(std::int64_t id, const std::string& h) override { return m_store.set_lab_handle(id, h); }
+  Status requeue_request(std::int64_t id, const std::string& m) override { return m_store.requeue_request(id, m); }
+  Status finish_request(std::int64_t id, const std::vector<storage::SampleRow>& s) override {
+    return m_store.finish_request(id, s);
+  }
+  Result<std::pair<int, int>> requeue_interrupted(int n) override { return m_store.requeue_interrupted(n); }
+  Result<std::int64_t> failed_requests_for(const std::string& j, const std::string& c, storage::Purpose p) override {
+    return m_store.failed_requests_for(j, c, p);
+  }
+  Result<std::vector<storage::RequestRow>> requests_for_bisection(std::int64_t id) override {
+    return m_store.requests_for_bisection(id);
+  }
+  Result<std::vector<storage::RequestRow>> requests_for_detection(std::int64_t id) override {
+    return m_store.requests_for_detection(id);
+  }
+  Result<std::vector<storage::RequestRow>> queued_requests() override { return m_store.queued_requests(); }
+  Result<std::optional<storage::RequestRow>> request(std::int64_t id) override { return m_store.request(id); }
+  Result<std::int64_t> open_requests_for(const std::string& j, const std::string& c) override {
+    return m_store.open_requests_for(j, c);
+  }
+  Result<std::map<std::string, std::int64_t>> request_counts() override { return m_store.request_counts(); }
+  Result<std::vector<std::string>> watched_commits(const std::string& t, const std::string& j, const std::string& g,
+                                                   std::size_t n) override {
+    return m_store.watched_commits(t, j, g, n);
+  }
+  Result<bool> is_watched(const std::string& t, const std::string& j, const std::string& g,
+                          const std::string& c) override {
+    return m_store.is_watched(t, j, g, c);
+  }
+  int calls = 0;
+
+private:
+  MemoryStore& m_store;
+  int m_refusals;
+};
+
+} // namespace
+
+TEST_CASE("retry policy: a refused store write is tried again, backing off, within a budget", "[daemon][run]") {
+  using std::chrono::milliseconds;
+  CHECK(daemon::run::store_retry_wait(1, milliseconds(0)) == milliseconds(500));
+  CHECK(daemon::run::store_retry_wait(2, milliseconds(500)) == milliseconds(1000));
+  CHECK(daemon::run::store_retry_wait(20, milliseconds(0)) == milliseconds(30'000));
+  CHECK_FALSE(daemon::run::store_retry_wait(3, daemon::run::k_store_retry_budget));
+}
+
+TEST_CASE("visit runner: a failure the store refuses is stored once the store takes it", "[daemon][run]") {
+  // Left "building" in the store, the request would hold up its bisection until the next restart.
+  RunnerFixture fx;
+  RefusingQueue queue(fx.store, 2);
+  daemon::run::VisitRunner runner{queue, fx.store, fx.jobs, fx.builds, fx.costs, fx.tmp.path(), fx.stopping, nullptr};
+  auto request = daemon::make_request(*fx.jobs.get("bench").value(), "demo", fx.line[1], storage::Purpose::bisect, 3);
+  auto id = fx.store.enqueue(request).value();
+  BrokenMachine machine(false);
+  auto claimed = fx.store.claim_request("local", "m0").value();
+  REQUIRE(claimed);
+  runner.run(machine, *claimed);
+  CHECK(queue.calls == 3);
+  auto stored = fx.store.request(id).value();
+  CHECK(stored->state == RequestState::queued); // back in the queue for its retry, not stuck "building"
+  CHECK(stored->error.find("machine unreachable") != std::string::npos);
+}

@@ -164,6 +164,16 @@ TEST_CASE("kbuild::CommandBuilder reports timeout, cancel and spawn failure as i
   CHECK_FALSE(retry->reused);
 }
 
+TEST_CASE("kbuild::disk_nearly_full: under min(64 MiB, 1 %) left", "[kbuild]") {
+  constexpr std::uintmax_t mib = 1024 * 1024;
+  CHECK(kbuild::disk_nearly_full(0, 64 * mib));
+  CHECK(kbuild::disk_nearly_full(600 * 1024, 64 * mib)); // under 1 % of a small file system
+  CHECK_FALSE(kbuild::disk_nearly_full(1 * mib, 64 * mib));
+  CHECK(kbuild::disk_nearly_full(63 * mib, 1024 * 1024 * mib)); // a large disk: the 64 MiB floor
+  CHECK_FALSE(kbuild::disk_nearly_full(65 * mib, 1024 * 1024 * mib));
+  CHECK_FALSE(kbuild::disk_nearly_full(0, 0)); // a file system that reports no size (proc-like): never "full"
+}
+
 TEST_CASE("kbuild::CommandBuilder rejects invalid recipes", "[kbuild]") {
   Fixture fx(k_good_c);
   auto req = fx.request();
