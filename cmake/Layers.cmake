@@ -38,7 +38,7 @@ set(BISECTD_LAYERS
   # The CLI talks to the daemon over HTTP: never storage, never the daemon's code.
   "cli | base/ bisect/ vcs/ | curl cli11 json spdlog fmt | posix"
   # Benchmarks and tests: what they exercise, and their own support code.
-  "bench | base/ bisect/ vcs/ | json | posix"
+  "bench | base/ bisect/ monitors/ vcs/ | json | posix"
   "tests/support | base/ | | posix"
   "tests/fakes | fakes/ base/ bisect/ storage/ vcs/ kbuild/ lab/ daemon/core/ | | std"
   "tests/kernel | base/ kbuild/ lab/ | | posix"
