@@ -8,6 +8,8 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <spawn.h>
+#include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -323,13 +325,30 @@ PumpOutcome pump(const Command& command, pid_t pid, ChildIo& io, ExitStatus& sta
   return outcome;
 }
 
+ChildUsage to_usage(const rusage& ru) {
+  auto seconds = [](const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6; };
+  return ChildUsage{.user_seconds = seconds(ru.ru_utime),
+                    .system_seconds = seconds(ru.ru_stime),
+                    .voluntary_switches = ru.ru_nvcsw,
+                    .involuntary_switches = ru.ru_nivcsw,
+                    .minor_faults = ru.ru_minflt,
+                    .major_faults = ru.ru_majflt,
+                    .max_rss_kb = ru.ru_maxrss};
+}
+
 // Waits for the exit while still honouring the timeout and cancel flag (stdio already closed).
-PumpOutcome wait_exit(const Command& command, pid_t pid, int& wstatus, Clock::time_point start) {
+PumpOutcome wait_exit(const Command& command, pid_t pid, int& wstatus, Clock::time_point start,
+                      std::optional<ChildUsage>& usage) {
   PumpOutcome outcome;
   auto last_progress = start;
   while (true) {
-    pid_t got = ::waitpid(pid, &wstatus, WNOHANG);
-    if (got == pid || (got < 0 && errno != EINTR)) {
+    rusage ru{};
+    pid_t got = ::wait4(pid, &wstatus, WNOHANG, &ru);
+    if (got == pid) {
+      usage = to_usage(ru);
+      return outcome;
+    }
+    if (got < 0 && errno != EINTR) {
       return outcome;
     }
     report_progress(command, start, last_progress);
@@ -381,7 +400,7 @@ Result<ExitStatus> run(const Command& command) {
   if (outcome.timed_out || outcome.cancelled) {
     ::waitpid(pid, &wstatus, 0);
   } else {
-    outcome = wait_exit(command, pid, wstatus, start);
+    outcome = wait_exit(command, pid, wstatus, start, status.usage);
   }
   // Anything the command left behind goes too: its group, and descendants that left the group (setsid).
   ::kill(-pid, SIGKILL);

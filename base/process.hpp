@@ -45,6 +45,17 @@ struct Command {
   std::function<void(std::chrono::milliseconds elapsed)> progress;
 };
 
+// What the child (and the descendants it waited for) used, from wait4(2); absent when it was not reaped by us.
+struct ChildUsage {
+  double user_seconds = 0;
+  double system_seconds = 0;
+  long voluntary_switches = 0;
+  long involuntary_switches = 0;
+  long minor_faults = 0;
+  long major_faults = 0;
+  long max_rss_kb = 0;
+};
+
 struct ExitStatus {
   int code = -1;  // exit code when exited normally
   int signal = 0; // terminating signal, 0 if none
@@ -52,6 +63,7 @@ struct ExitStatus {
   std::string out; // captured stdout (if not sent to a file)
   std::string err; // captured stderr (if not sent to a file or merged)
   std::chrono::milliseconds duration{0};
+  std::optional<ChildUsage> usage;
 
   [[nodiscard]] bool ok() const { return !timed_out && signal == 0 && code == 0; }
   // "exit 2", "killed by signal 9", "timed out after 30.0s"

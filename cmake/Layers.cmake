@@ -18,14 +18,15 @@ set(BISECTD_LAYERS
   # The libraries, bottom up.
   "base | | | posix"
   "bisect | ${BISECTD_PURE_BASE} | | std"
+  "monitors | ${BISECTD_PURE_BASE} | | std"
   "storage | base/ | sqlite | std"
   "vcs | base/ | git2 | posix"
   "kbuild | base/ | spdlog fmt | posix"
-  "lab | base/ | spdlog fmt json curl | posix"
+  "lab | base/ monitors/ | spdlog fmt json curl | posix"
   "report | ${BISECTD_PURE_BASE} | | std"
   # The daemon's rooms.
   "daemon/core | base/ bisect/ storage/ vcs/ kbuild/ lab/ | | std"
-  "daemon/config | base/ bisect/ storage/ kbuild/ lab/ daemon/core/ daemon/mail/transport.hpp | yaml spdlog fmt | std"
+  "daemon/config | base/ bisect/ monitors/ storage/ kbuild/ lab/ daemon/core/ daemon/mail/transport.hpp | yaml spdlog fmt | std"
   "daemon/mail | base/ storage/ | curl spdlog fmt | posix"
   "daemon/run | base/ bisect/ storage/ vcs/ kbuild/ lab/ daemon/core/ | spdlog fmt | std"
   "daemon/watch | base/ bisect/ storage/ vcs/ daemon/core/ | spdlog fmt | std"
@@ -37,7 +38,7 @@ set(BISECTD_LAYERS
   # The CLI talks to the daemon over HTTP: never storage, never the daemon's code.
   "cli | base/ bisect/ vcs/ | curl cli11 json spdlog fmt | posix"
   # Benchmarks and tests: what they exercise, and their own support code.
-  "bench | base/ bisect/ vcs/ | json | posix"
+  "bench | base/ bisect/ monitors/ vcs/ | json | posix"
   "tests/support | base/ | | posix"
   "tests/fakes | fakes/ base/ bisect/ storage/ vcs/ kbuild/ lab/ daemon/core/ | | std"
   "tests/kernel | base/ kbuild/ lab/ | | posix"
@@ -46,6 +47,7 @@ set(BISECTD_LAYERS
   "tests | support/ | catch2 | posix"
   "tests/unit/base | base/ support/ | catch2 | posix"
   "tests/unit/bisect | bisect/ ${BISECTD_PURE_BASE} | catch2 | std"
+  "tests/unit/monitors | monitors/ ${BISECTD_PURE_BASE} | catch2 | std"
   "tests/unit/storage | storage/ base/ support/ | catch2 | std"
   "tests/unit/vcs | vcs/ base/ support/ | catch2 | posix"
   "tests/unit/kbuild | kbuild/ base/ support/ | catch2 | posix"

@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -38,6 +39,9 @@ struct RunSpec {
   std::map<std::string, std::string> env;
   MetricFormat format = MetricFormat::lkp;
   std::string primary; // a run without this metric is a failed run
+  // System monitors collected around each run (monitors/monitors.hpp names: proc-vmstat, vmstat, interrupts,
+  // softirqs, meminfo, time); their metrics join the run's own. Backends that cannot collect ignore them.
+  std::set<std::string> monitors;
 };
 
 struct VisitRequest {

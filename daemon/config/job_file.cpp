@@ -3,6 +3,7 @@
 
 #include "base/strings.hpp"
 #include "daemon/config/yaml_reader.hpp"
+#include "monitors/monitors.hpp"
 
 namespace bisectd::daemon::config {
 
@@ -77,6 +78,27 @@ void read_run(YamlReader& r, const YAML::Node& root, Job& job) {
   job.run.env = r.string_map(run, "run", "env").value_or(std::map<std::string, std::string>{});
 }
 
+// What the kernel did around each run (monitors/monitors.hpp). A kernel job watches everything by default; a
+// userspace job's runs share the host with the rest of the system, so it asks for what it wants.
+void read_monitors(YamlReader& r, const YAML::Node& root, Job& job) {
+  auto names = r.string_list(root, "", "monitors");
+  if (!names) {
+    if (!root["monitors"] && job.build.kind == kbuild::RecipeKind::kernel) {
+      const auto& all = monitors::known_monitors();
+      job.run.monitors = std::set<std::string>(all.begin(), all.end());
+    }
+    return;
+  }
+  for (const auto& name : *names) {
+    if (!monitors::is_known_monitor(name)) {
+      r.error(root["monitors"], "monitors",
+              "unknown monitor '" + name + "' (known: " + base::join(monitors::known_monitors(), ", ") + ")");
+      continue;
+    }
+    job.run.monitors.insert(name);
+  }
+}
+
 void read_metrics(YamlReader& r, const YAML::Node& root, Job& job) {
   auto metrics = r.section(root, "", "metrics", true);
   r.check_keys(metrics, "metrics", {"parse", "primary", "direction", "threshold", "watch"});
@@ -145,7 +167,8 @@ Result<Job> parse_job(const std::string& yaml_text, const fs::path& path, const 
   Job job;
   job.path = path;
   job.yaml = yaml_text;
-  r.check_keys(root, "", {"name", "testcase", "build", "run", "metrics", "params", "bisect", "verify"});
+  r.check_keys(root, "",
+               {"name", "testcase", "build", "run", "metrics", "monitors", "params", "bisect", "verify"});
   job.name = r.string(root, "", "name", true).value_or("");
   if (root["name"] && !base::is_valid_name(job.name)) {
     r.error(root["name"], "name", "'" + job.name + "' is not a valid name ([a-z0-9][a-z0-9._-]*)");
@@ -154,6 +177,7 @@ Result<Job> parse_job(const std::string& yaml_text, const fs::path& path, const 
   read_build(r, root, job, configs_dir);
   read_run(r, root, job);
   read_metrics(r, root, job);
+  read_monitors(r, root, job);
   read_params(r, root, job);
   read_bisect(r, root, job);
   read_verify(r, root, job);

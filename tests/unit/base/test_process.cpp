@@ -256,3 +256,19 @@ TEST_CASE("base::kill_orphans_of_owner kills what another daemon of the owner le
   ::kill(ours, SIGKILL);
   ::kill(other_owner, SIGKILL);
 }
+
+TEST_CASE("base::run returns the child's own rusage", "[base]") {
+  base::Command cmd;
+  // A busy loop of about 0.3 s of CPU, then a sleep that uses none: user time counts, the sleep does not.
+  cmd.argv = {"sh", "-c", "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; sleep 0.3"};
+  auto status = base::run(cmd);
+  REQUIRE(status);
+  REQUIRE(status->ok());
+  REQUIRE(status->usage);
+  auto cpu = status->usage->user_seconds + status->usage->system_seconds;
+  CHECK(status->usage->user_seconds > 0.01);
+  CHECK(cpu < std::chrono::duration<double>(status->duration).count());
+  CHECK(status->usage->minor_faults > 0);
+  CHECK(status->usage->voluntary_switches > 0); // the sleep blocks at least once
+  CHECK(status->usage->max_rss_kb > 0);
+}

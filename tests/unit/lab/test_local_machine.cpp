@@ -1,6 +1,7 @@
 #include "base/fs.hpp"
 #include "base/strings.hpp"
 #include "lab/local_machine.hpp"
+#include "lab/proc_monitors.hpp"
 #include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
@@ -218,4 +219,51 @@ TEST_CASE("lab::make_machine knows the local backend only by name", "[lab]") {
   auto bad = lab::make_machine(with_settings);
   REQUIRE_FALSE(bad);
   CHECK_THAT(bad.error().message, Catch::Contains("host"));
+}
+
+TEST_CASE("lab::LocalMachine adds the job's monitors to each run's metrics", "[lab]") {
+  Fixture fx;
+  auto req = fx.request({"--sleep", "0.2"}, 2);
+  req.run.env = {{"FAKE_BENCH_OPS", "555"}};
+  req.run.monitors = {"proc-vmstat", "time"};
+  auto visit = fx.machine.visit(req);
+  REQUIRE(visit);
+  REQUIRE(visit->runs.size() == 2);
+  for (const auto& run : visit->runs) {
+    REQUIRE(run.ok);
+    CHECK(run.metrics.at("bench.ops_per_sec") == 555); // the benchmark's own metrics are untouched
+    CHECK(run.metrics.at("bench.runtime") == 1);
+    CHECK(run.metrics.at("time.elapsed_time") >= 0.2); // the sleep is in the wall time...
+    CHECK(run.metrics.at("time.elapsed_time") == Approx(run.seconds).margin(0.01));
+    CHECK(run.metrics.at("time.percent_of_cpu_this_job_got") < 100); // ...and not in the CPU time
+    CHECK(run.metrics.at("time.minor_page_faults") > 0);
+    CHECK(run.metrics.contains("proc-vmstat.pgfault")); // this host has /proc/vmstat
+    CHECK(run.metrics.at("proc-vmstat.pgfault") >= run.metrics.at("time.minor_page_faults"));
+    for (const auto& [name, value] : run.metrics) {
+      INFO(name);
+      CHECK((name.starts_with("bench.") || name.starts_with("time.") || name.starts_with("proc-vmstat.")));
+    }
+  }
+}
+
+TEST_CASE("lab::LocalMachine without monitors adds no metric", "[lab]") {
+  Fixture fx;
+  auto visit = fx.machine.visit(fx.request({}, 1));
+  REQUIRE(visit);
+  REQUIRE(visit->runs.size() == 1);
+  CHECK(visit->runs[0].metrics.size() == 2);
+}
+
+TEST_CASE("lab::read_proc_snapshot leaves out what it cannot read", "[lab]") {
+  test::TempDir proc;
+  REQUIRE(base::write_file_atomic(proc.path() / "vmstat", "pgfault 5\n"));
+  auto snapshot = lab::read_proc_snapshot({"proc-vmstat", "interrupts", "time"}, proc.path());
+  CHECK(snapshot.files.size() == 1);
+  CHECK(snapshot.files.at("vmstat") == "pgfault 5\n");
+  base::ExitStatus status;
+  status.duration = 1000ms; // no usage: the child was not reaped with its rusage
+  auto later = snapshot;
+  later.files["vmstat"] = "pgfault 12\n";
+  auto metrics = lab::run_monitor_metrics({"proc-vmstat", "interrupts", "time"}, snapshot, later, status);
+  CHECK(metrics == std::map<std::string, double>{{"proc-vmstat.pgfault", 7}});
 }
