@@ -88,9 +88,14 @@ def dir_bytes(path):
     return total
 
 
-def alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return ") Z" not in f.read()
-    except OSError:
-        return False
+def bisect_planted(env, shas, job):
+    """Adds the tree (mailing a watcher) and bisects shas[0]..shas[-1]; checks the planted culprit shas[4] was
+    found. Returns the bisection id."""
+    env.ctl("tree", "add", "demo", os.path.join(env.dir, "repo"), "--branch", "master", "--job", job,
+            "--notify", "Watcher <watch@example.org>")
+    bid = env.ctl("bisect", "start", "--tree", "demo", "--good", shas[0], "--bad", shas[-1]).stdout.strip()
+    r = env.ctl("wait", bid, "--timeout", "240", expect=None)
+    show = env.ctl_json("show", bid)
+    harness.check(show["state"] == "found" and show["culprit"] == shas[4], f"bisection: {show['state']} "
+                  f"{show['culprit']} (planted {shas[4]}): {r.stderr[-300:]}")
+    return bid

@@ -10,23 +10,10 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from faults_lib import BAD, GOOD, NORMAL_BENCH, alive, make_tree, query, write_job  # noqa: E402
-from harness import check, run, wait_for  # noqa: E402
+from faults_lib import BAD, GOOD, NORMAL_BENCH, make_tree, query, write_job  # noqa: E402
+from harness import alive, check, run, sleepers, wait_for  # noqa: E402
 
 BUILD_TIMEOUT_S = 4
-
-
-def sleepers(tag):
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-        except OSError:
-            continue
-        if argv[:2] == [b"sleep", tag.encode()]:
-            found.append(int(pid))
-    return sorted(found)
 
 
 def test(env):

@@ -7,7 +7,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from faults_lib import BAD, GOOD, NORMAL_BENCH, make_tree, query, write_job  # noqa: E402
+from faults_lib import BAD, GOOD, NORMAL_BENCH, bisect_planted, make_tree, query, write_job  # noqa: E402
 from harness import check, free_port, run, wait_for  # noqa: E402
 
 LOCK_S = 30  # three times the store's busy timeout (10 s), and past the report's next attempt (10 s back-off)
@@ -19,12 +19,7 @@ def test(env):
     job = write_job(os.path.join(env.dir, "job.yaml"))
     env.smtp_port = free_port()  # nobody listens yet: the first delivery fails and the report waits for a retry
     env.start_daemon()
-    env.ctl("tree", "add", "demo", os.path.join(env.dir, "repo"), "--branch", "master", "--job", job,
-            "--notify", "Watcher <watch@example.org>")
-    bid = env.ctl("bisect", "start", "--tree", "demo", "--good", shas[0], "--bad", shas[-1]).stdout.strip()
-    r = env.ctl("wait", bid, "--timeout", "240", expect=None)
-    show = env.ctl_json("show", bid)
-    check(show["state"] == "found" and show["culprit"] == shas[4], f"bisection: {show['state']}: {r.stderr[-300:]}")
+    bid = bisect_planted(env, shas, job)
     wait_for(lambda: query(env, "SELECT attempts FROM outbox")[0][0] >= 1, 60, "the first delivery was never tried")
 
     env.start_smtp(env.smtp_port)

@@ -6,7 +6,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from faults_lib import BAD, GOOD, NORMAL_BENCH, make_tree, query, write_job  # noqa: E402
+from faults_lib import BAD, GOOD, NORMAL_BENCH, bisect_planted, make_tree, query, write_job  # noqa: E402
 from harness import check, run, wait_for  # noqa: E402
 from smtp_fault_proxy import DropMidData  # noqa: E402
 
@@ -20,13 +20,7 @@ def test(env):
     try:
         env.smtp_port = proxy.port  # the daemon talks to the proxy
         env.start_daemon()
-        env.ctl("tree", "add", "demo", os.path.join(env.dir, "repo"), "--branch", "master", "--job", job,
-                "--notify", "Watcher <watch@example.org>")
-        bid = env.ctl("bisect", "start", "--tree", "demo", "--good", shas[0], "--bad", shas[-1]).stdout.strip()
-        r = env.ctl("wait", bid, "--timeout", "240", expect=None)
-        show = env.ctl_json("show", bid)
-        check(show["state"] == "found" and show["culprit"] == shas[4], f"bisection: {show['state']} "
-              f"{show['culprit']} (planted {shas[4]}): {r.stderr[-300:]}")
+        bid = bisect_planted(env, shas, job)
 
         wait_for(lambda: proxy.drops == 1, 60, "the proxy never dropped a delivery mid-DATA")
         dropped_at = time.time()

@@ -139,6 +139,29 @@ def one_line_error(r, *needles):
         check(n in err, f"error {err!r} does not mention {n!r}")
 
 
+def sleepers(tag):
+    """PIDs of the processes running `sleep <tag>` (a test's build and what it detached)."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        if argv[:2] == [b"sleep", tag.encode()]:
+            found.append(int(pid))
+    return sorted(found)
+
+
+def alive(pid):
+    """Whether `pid` runs (a zombie does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return ") Z" not in f.read()
+    except OSError:
+        return False
+
+
 def wait_for(predicate, timeout, message, interval=0.2):
     deadline = time.time() + timeout
     while time.time() < deadline:

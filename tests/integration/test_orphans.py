@@ -11,29 +11,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import check, make_repo, run, wait_for  # noqa: E402
-
-
-def sleepers(tag):
-    """PIDs of the processes running `sleep <tag>` (this test's build and its detached grandchild)."""
-    found = []
-    for pid in filter(str.isdigit, os.listdir("/proc")):
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                argv = f.read().split(b"\0")
-        except OSError:
-            continue
-        if argv[:2] == [b"sleep", tag.encode()]:
-            found.append(int(pid))
-    return sorted(found)
-
-
-def alive(pid):
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return ") Z" not in f.read()
-    except OSError:
-        return False
+from harness import alive, check, make_repo, run, sleepers, wait_for  # noqa: E402
 
 
 def start_build(env, tag, *daemon_args):
