@@ -83,12 +83,29 @@ void note_crash(ConsoleLog& log, std::string_view text, int& banners) {
   }
 }
 
+constexpr std::string_view k_marker_prefix = "BISECTD-";
+
+// "BISECTD-PROC before vmstat" → the text of that snapshot's file in the current run; nullptr when the line is
+// not one or there is no run.
+std::string* proc_block(ConsoleLog& log, std::string_view line) {
+  auto parts = base::split(line, ' ');
+  if (log.runs.empty() || parts.size() != 3 || parts[1].empty() || parts[2].empty()) {
+    return nullptr;
+  }
+  auto& run = log.runs.back();
+  if (parts[1] != "before" && parts[1] != "after") {
+    return nullptr;
+  }
+  return &(parts[1] == "before" ? run.before : run.after).files[parts[2]];
+}
+
 } // namespace
 
 ConsoleLog parse_console(std::string_view text) {
   ConsoleLog log;
   int banners = 0;
   bool in_run = false;
+  std::string* proc = nullptr; // inside a BISECTD-PROC block: where its lines go
   for (const auto& raw : base::split_lines(text)) {
     bool is_kernel = false;
     auto line = strip_printk_time(raw, is_kernel);
@@ -97,11 +114,21 @@ ConsoleLog parse_console(std::string_view text) {
       continue;
     }
     auto trimmed = base::trim(line);
-    if (base::starts_with(trimmed, k_boot_marker)) {
+    if (proc != nullptr && !base::starts_with(trimmed, k_marker_prefix)) {
+      *proc += std::string(line) + "\n";
+      continue;
+    }
+    proc = nullptr; // any marker ends a /proc block, even one whose end marker was lost
+    if (trimmed == k_proc_end_marker) {
+      continue;
+    }
+    if (base::starts_with(trimmed, k_proc_marker)) {
+      proc = proc_block(log, trimmed);
+    } else if (base::starts_with(trimmed, k_boot_marker)) {
       log.booted = true;
       log.release = field(trimmed, "release").value_or("");
     } else if (base::starts_with(trimmed, k_run_begin_marker)) {
-      log.runs.push_back(ConsoleRun{static_cast<int>(log.runs.size()), "", false, -1, 0});
+      log.runs.emplace_back().index = static_cast<int>(log.runs.size()) - 1;
       in_run = true;
     } else if (base::starts_with(trimmed, k_run_end_marker)) {
       end_run(log, trimmed);
@@ -134,6 +161,8 @@ RunResult run_result(const ConsoleRun& run, const VisitRequest& request, const s
   result.index = run.index;
   result.seconds = run.seconds;
   result.metrics = parse_metrics(run.output, request.run.format);
+  // The benchmark's own metrics win a name clash: a job's primary metric is never a monitor's.
+  result.metrics.merge(monitors::system_metrics(request.run.monitors, run.before, run.after, run.seconds));
   result.log_path = request.log_dir / (boot_id + "-run" + std::to_string(run.index) + ".log");
   if (auto written = base::write_file_atomic(result.log_path, run.output); !written) {
     spdlog::warn("{}: {}", backend, written.error().message);

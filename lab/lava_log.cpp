@@ -138,7 +138,7 @@ template <class Each> void each_record(const std::string& log_yaml, Each each) {
 std::string lava_console(const std::string& log_yaml) {
   std::string out;
   each_record(log_yaml, [&](const LogRecord& record) {
-    if (record.lvl == "target" && record.msg_is_string) {
+    if ((record.lvl == "target" || record.lvl == "feedback") && record.msg_is_string) {
       out += record.msg;
       out += '\n';
     }

@@ -189,7 +189,7 @@ TEST_CASE("lab::lava_phase and parse_lava_job", "[lab][lava]") {
   CHECK_FALSE(lab::parse_lava_job("<html>502</html>"));
 }
 
-TEST_CASE("lab::lava_console reads target lines of a LAVA job log", "[lab][lava]") {
+TEST_CASE("lab::lava_console reads target and feedback lines of a LAVA job log", "[lab][lava]") {
   std::string log =
     R"(- {"dt": "2026-12-02T01:00:00.1", "lvl": "info", "msg": "lava-dispatcher, installed at version: 2023.01"})"
     "\n"
@@ -202,7 +202,10 @@ TEST_CASE("lab::lava_console reads target lines of a LAVA job log", "[lab][lava]
     R"(- {"dt": "2026-12-02T01:00:01.2", "lvl": "results", "msg": {"case": "job", "result": "pass"}})"
     "\n"
     "not a record\n"
-    R"(- {"dt": "2026-12-02T01:00:01.3", "lvl": "target", "msg": "BISECTD-DONE"})";
+    R"(- {"dt": "2026-12-02T01:00:01.3", "lvl": "info", "msg": "ok: end string found, lava test monitoring stopped"})"
+    "\n"
+    // After the monitor stopped, LAVA read the rest of the console as feedback while powering off.
+    R"(- {"dt": "2026-12-02T01:00:01.4", "lvl": "feedback", "msg": "BISECTD-DONE"})";
   CHECK(lab::lava_console(log) ==
         "Linux version 6.1.192\nsay \"hi\"\tthere \x1b[0m A\xc3\xa9 back\\slash\nBISECTD-DONE\n");
   auto text = lab::lava_log_text(log);
