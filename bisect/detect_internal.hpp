@@ -39,6 +39,10 @@ std::vector<double> periodic_component(std::span<const double> y, const std::vec
 // Random-walk variance per point of the residuals' level: from the robust variogram at lag min(64, n/6) against
 // lag 1, 0 unless their ratio exceeds min_ratio.
 double wander_variance(std::span<const double> y, const std::vector<std::size_t>& cps, double min_ratio);
+// Random-walk variance per point of the level between change points cps (the level restarts at each): maximum
+// likelihood of the local-level model, 0 unless its likelihood ratio against a constant level reaches min_lr.
+double local_level_wander(std::span<const double> y, const std::vector<std::size_t>& cps, double sigma,
+                          double min_lr);
 
 // The gates evaluated at one change point `pos` between its neighbours lo and hi (segment [lo, hi)).
 struct Gate {

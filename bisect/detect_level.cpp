@@ -141,4 +141,61 @@ double wander_variance(std::span<const double> y, const std::vector<std::size_t>
   return 2.0 * (long_lag - short_lag) / static_cast<double>(lag - 1);
 }
 
+namespace {
+
+constexpr double k_clip_innovation = 4.0; // innovations beyond 4 standard errors are clipped: outliers, outages
+
+// Concentrated Gaussian log-likelihood of the local-level model y_t = level_t + noise, level_t = level_{t-1} +
+// walk, with q = var(walk) / var(noise); the level restarts (diffuse) at each change point. `s2` receives the
+// noise variance that maximises it.
+double local_level_loglik(std::span<const double> y, const std::vector<std::size_t>& cps, double q, double sigma,
+                          double& s2) {
+  double level = 0, p = 0, sum_log_f = 0, sum_v2 = 0;
+  std::size_t m = 0, next_cp = 0;
+  for (std::size_t t = 0; t < y.size(); ++t) {
+    const bool at_cp = next_cp < cps.size() && cps[next_cp] == t;
+    next_cp += at_cp ? 1 : 0;
+    if (t == 0 || at_cp) {
+      level = y[t];
+      p = 1.0;
+      continue;
+    }
+    p += q;
+    const double f = p + 1.0;
+    const double limit = k_clip_innovation * sigma * std::sqrt(f);
+    const double v = std::clamp(y[t] - level, -limit, limit);
+    const double gain = p / f;
+    level += gain * v;
+    p *= 1.0 - gain;
+    sum_log_f += std::log(f);
+    sum_v2 += v * v / f;
+    ++m;
+  }
+  if (m == 0 || sum_v2 <= 0.0) {
+    s2 = 0;
+    return 0.0;
+  }
+  s2 = sum_v2 / static_cast<double>(m);
+  return -0.5 * sum_log_f - 0.5 * static_cast<double>(m) * std::log(s2);
+}
+
+} // namespace
+
+double local_level_wander(std::span<const double> y, const std::vector<std::size_t>& cps, double sigma,
+                          double min_lr) {
+  if (sigma <= 0.0 || y.size() < 16) {
+    return 0.0;
+  }
+  double s2 = 0, best_s2 = 0;
+  const double base = local_level_loglik(y, cps, 0.0, sigma, s2);
+  double best = base, best_q = 0;
+  for (double q = 1e-5; q < 1.0; q *= 1.25) {
+    const double l = local_level_loglik(y, cps, q, sigma, s2);
+    if (l > best) {
+      best = l, best_q = q, best_s2 = s2;
+    }
+  }
+  return 2.0 * (best - base) >= min_lr ? best_q * best_s2 : 0.0;
+}
+
 } // namespace bisectd::bisect::detail
