@@ -206,7 +206,7 @@ constexpr double k_strict_abrupt_z = 2.5;
 constexpr int k_drift_window = 25;
 constexpr double k_drift_ratio = 1.3;        // calibrated with detect-sim (drift vs gaussian kinds)
 constexpr double k_strong_drift_ratio = 1.6; // on the strict pass's residuals (detect-sim and unit tests)
-constexpr double k_level_lr = 10.0; // local-level likelihood ratio (chi-bar-squared, ~1e-3 for white noise)
+constexpr double k_level_lr = 10.0;          // a random walk against a constant level (detect-sim trials)
 constexpr int k_periodic_rounds = 2;         // refit the cycle once from the change points found without it
 
 // Removes the periodic load component of the residuals from the change points `cps`, if there is one.

@@ -181,10 +181,6 @@ double local_level_loglik(std::span<const double> y, const std::vector<std::size
   return -0.5 * sum_log_f - 0.5 * static_cast<double>(m) * std::log(s2);
 }
 
-} // namespace
-
-namespace {
-
 // Maximum-likelihood q of the local-level model on y (level restarting at cps), its likelihood ratio against a
 // constant level in `lr`, the noise variance in `s2`.
 double local_level_fit(std::span<const double> y, const std::vector<std::size_t>& cps, double sigma, double& lr,
