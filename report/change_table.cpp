@@ -93,7 +93,7 @@ double population_stddev(const std::vector<double>& samples) {
 }
 
 bool uses_absolute_change(std::string_view metric) {
-  return metric.ends_with('%') || metric.starts_with("perf-profile");
+  return metric.ends_with('%') || metric.starts_with("perf-profile") || metric.starts_with("vmstat.cpu.");
 }
 
 double relative_change_percent(const MetricComparison& metric) {
@@ -159,7 +159,7 @@ std::string format_change_row(const MetricComparison& metric) {
   row += format_change(table_change(metric), uses_absolute_change(metric.name));
   row += format_average(culprit_average);
   row += format_stddev(culprit_average, population_stddev(metric.culprit_samples));
-  row += "  " + single_line(metric.name);
+  row += "  " + metric_label(metric.name);
   return row;
 }
 

@@ -14,7 +14,8 @@ namespace bisectd::report {
 double mean(const std::vector<double>& samples);              // 0 when empty
 double population_stddev(const std::vector<double>& samples); // divides by n (as LKP); 0 when < 2 samples
 
-// True when the table shows an absolute delta instead of a percentage (name ends in '%' or perf-profile.*).
+// True when the table shows an absolute delta instead of a percentage: percentages (a name ending in '%',
+// vmstat.cpu.*) and perf-profile.* shares.
 bool uses_absolute_change(std::string_view metric);
 
 // 100 * (culprit mean - parent mean) / parent mean (a zero parent mean counts as 1e-100, as LKP does).
@@ -32,7 +33,8 @@ double table_change(const MetricComparison& metric);
 // median and median beyond the other max), at least 3 samples on one side, and the medians differ by > 1%.
 bool changed_beyond_noise(const MetricComparison& metric);
 
-// One table row: "    616938            -3.7%     593885        aim7.jobs-per-min" (no line break).
+// One table row: "    616938            -3.7%     593885        aim7.jobs-per-min" (no line break); the name as
+// metric_label makes it safe.
 std::string format_change_row(const MetricComparison& metric);
 
 // The whole block: sha header (16 and 27 characters), dashes, "%stddev %change %stddev" header, one row per

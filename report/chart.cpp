@@ -141,7 +141,7 @@ std::string ascii_chart(const std::vector<ChartPoint>& points, std::string_view 
   for (const auto* point : finite) {
     canvas.plot(*point);
   }
-  std::string title = single_line(metric);
+  std::string title = metric_label(metric);
   std::size_t title_pad = static_cast<std::size_t>(std::max(0, (width - static_cast<int>(title.size())) / 2));
   std::string out = std::string(title_pad, ' ') + title + "\n\n" + canvas.render();
   if (const ChartPoint* culprit = first_bad(finite)) {

@@ -36,7 +36,7 @@ std::string subject_suffix(const ReportInput& input) {
 std::string report_subject(const ReportInput& input) {
   std::string change = detail::primary_change_text(input);
   std::string what =
-    single_line(input.metric) + (change.empty() ? "" : " " + change) + " " + detail::change_kind(input);
+    metric_label(input.metric) + (change.empty() ? "" : " " + change) + " " + detail::change_kind(input);
   std::string prefix = "[" + single_line(input.tree) + ":" + single_line(input.branch) + "] ";
   if (!input.confident) {
     std::size_t candidates = input.credible_set.size();

@@ -54,6 +54,9 @@ struct EarlierReport {
   std::int64_t created_at = 0;
 };
 
+// How many significant rows a comparison table shows before "N more rows" (a screenful, as LKP's tables are read).
+inline constexpr std::size_t k_default_row_cap = 30;
+
 struct ReportInput {
   std::int64_t bisection_id = 0;
   std::int64_t created_at = 0; // Unix time: the stable Message-ID and the Date header
@@ -71,9 +74,14 @@ struct ReportInput {
   std::vector<Commit> credible_set;
   bool confident = true; // false: the "no culprit with high confidence" mail
   // Primary metric first, then others; render_report shows the `watch` metrics next and of the rest only those
-  // that changed beyond their noise.
+  // whose change is significant (report/significance.hpp), in LKP's order (report/comparison.hpp).
   std::vector<MetricComparison> metrics;
   std::vector<std::string> watch; // the job's watch: metrics, shown after the primary even within noise
+  // The job's monitors (metric families): those that gave no metric on any run are named under the table.
+  std::vector<std::string> monitors;
+  // At most this many significant rows after the primary and watched ones, then "N more rows: bisectctl report
+  // ID --all"; 0: every row (what --all prints).
+  std::size_t row_cap = k_default_row_cap;
   double p_culprit = 0;
   int runs = 0, builds = 0;              // what the bisection's own requests caused, every phase
   int runs_reused = 0;                   // runs measured before it (the alert's, the watch's) that it used

@@ -3,10 +3,10 @@
 #include "base/strings.hpp"
 #include "report/change_table.hpp"
 #include "report/chart.hpp"
+#include "report/comparison.hpp"
 #include "report/mime.hpp"
 #include "report/text.hpp"
 
-#include <algorithm>
 #include <map>
 
 namespace bisectd::report::detail {
@@ -69,7 +69,7 @@ std::string layout_warning() {
 std::string opening(const ReportInput& input) {
   std::string change = primary_change_text(input);
   std::string what =
-    (change.empty() ? "a " : "a " + change + " ") + change_kind(input) + " of " + single_line(input.metric);
+    (change.empty() ? "a " : "a " + change + " ") + change_kind(input) + " of " + metric_label(input.metric);
   if (!input.confident) {
     return "bisectd noticed " + what + " between\n" + long_commit(input.parent) + " and\n" +
            long_commit(input.culprit) + ",\nbut could not pin it on one commit with high confidence" +
@@ -174,28 +174,6 @@ std::string parent_line(const ReportInput& input) {
   return line + "\n";
 }
 
-// The primary metric, then the job's watch metrics (whatever they did), then the others that changed.
-std::vector<MetricComparison> shown_metrics(const ReportInput& input, const MetricComparison& primary) {
-  std::vector<MetricComparison> shown{primary};
-  auto is_watched = [&](const std::string& name) {
-    return std::find(input.watch.begin(), input.watch.end(), name) != input.watch.end();
-  };
-  for (const auto& name : input.watch) {
-    for (const auto& metric : input.metrics) {
-      if (&metric != &primary && metric.name == name && !metric.parent_samples.empty() &&
-          !metric.culprit_samples.empty()) {
-        shown.push_back(metric);
-      }
-    }
-  }
-  for (const auto& metric : input.metrics) {
-    if (&metric != &primary && !is_watched(metric.name) && changed_beyond_noise(metric)) {
-      shown.push_back(metric);
-    }
-  }
-  return shown;
-}
-
 std::string comparison_block(const ReportInput& input) {
   std::string out = axis_block(input);
   out += "commit:\n" + parent_line(input) + "  " + short_commit(input.culprit) + "\n\n";
@@ -203,7 +181,10 @@ std::string comparison_block(const ReportInput& input) {
   if (primary == nullptr) {
     return out + "(no samples stored for the comparison)\n\n";
   }
-  return out + format_change_table(input.parent.sha, input.culprit.sha, shown_metrics(input, *primary)) + "\n";
+  TableRows table = select_rows(input.metrics, primary->name, input.watch, input.row_cap);
+  std::string more = strprintf("bisectctl report %lld --all", static_cast<long long>(input.bisection_id));
+  return out + format_change_table(input.parent.sha, input.culprit.sha, table.rows) +
+         table_notes(table.hidden, more, unavailable_monitors(input.monitors, input.metrics)) + "\n";
 }
 
 // "shift: -6.5% (95% interval -7.1% .. -5.9%), culprit vs parent, 3 + 3 runs": the number the subject gives.
@@ -218,7 +199,7 @@ std::string shift_line(const ReportInput& input) {
   }
   return strprintf("  shift: %+.1f%% (95%% interval %+.1f%% .. %+.1f%%) of %s, culprit vs parent, %zu + %zu runs\n",
                    relative_change_percent(*primary), 100 * shift.low, 100 * shift.high,
-                   single_line(primary->name).c_str(), shift.culprit_runs, shift.parent_runs);
+                   metric_label(primary->name).c_str(), shift.culprit_runs, shift.parent_runs);
 }
 
 std::string confidence_block(const ReportInput& input) {

@@ -87,6 +87,28 @@ std::string single_line(std::string_view text) {
   return out;
 }
 
+std::string metric_label(std::string_view name) {
+  std::string clean = valid_utf8(name);
+  std::string ascii;
+  ascii.reserve(clean.size());
+  for (std::size_t i = 0; i < clean.size(); ++i) {
+    auto c = static_cast<unsigned char>(clean[i]);
+    if (c >= 0x80) { // one '?' per code point: skip its continuation bytes
+      while (i + 1 < clean.size() && (static_cast<unsigned char>(clean[i + 1]) & 0xc0U) == 0x80U) {
+        ++i;
+      }
+    }
+    ascii += c > 0x20 && c < 0x7f ? static_cast<char>(c) : '?';
+  }
+  if (ascii.size() <= k_max_metric_label) {
+    return ascii;
+  }
+  // The head names the family, the tail the leaf symbol of a call chain: both say more than the middle.
+  constexpr std::size_t k_head = 40;
+  constexpr std::size_t k_tail = k_max_metric_label - k_head - 3;
+  return ascii.substr(0, k_head) + "..." + ascii.substr(ascii.size() - k_tail);
+}
+
 std::string multi_line(std::string_view text) {
   std::string clean = valid_utf8(text);
   std::string out;

@@ -1,6 +1,7 @@
 #pragma once
 // Text helpers for report generation: printf-style formatting, UTF-8 and control-character cleanup.
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -15,6 +16,13 @@ std::string valid_utf8(std::string_view text);
 // One line of text from untrusted input: valid UTF-8, every control character (CR, LF, TAB, ...)
 // turned into a space, runs of spaces collapsed, ends trimmed.
 std::string single_line(std::string_view text);
+
+// A metric (or profiled symbol) name as a report shows it, whatever a benchmark or a profile printed: printable
+// ASCII only (every other character, CR, LF, spaces, non-ASCII and invalid UTF-8 included, becomes one '?'), and at
+// most k_max_metric_label characters (a longer name keeps its head and tail around "..."). The one place such
+// names are made safe for the mail's table, subject and notes.
+inline constexpr std::size_t k_max_metric_label = 120;
+std::string metric_label(std::string_view name);
 
 // Multi-line text: valid UTF-8, CR removed, other control characters except LF/TAB turned into spaces.
 std::string multi_line(std::string_view text);

@@ -1,6 +1,9 @@
 #include "fixtures.hpp"
 
+#include "report/comparison.hpp"
+
 #include <cmath>
+#include <string>
 #include <vector>
 
 namespace bisectd::report::testing {
@@ -42,6 +45,29 @@ std::vector<ChartPoint> chart_points(double good, double bad, std::size_t culpri
     }
   }
   return points;
+}
+
+// One metric of monitors_input(): its level on each side; NaN: not collected on that side.
+struct MonitorRow {
+  std::string name;
+  double parent, culprit;
+};
+
+// Six runs a side around each level (spread 0.4%, not proportional to the level's sign), as compare_runs gets them.
+std::pair<std::vector<RunMetrics>, std::vector<RunMetrics>> monitor_runs(const std::vector<MonitorRow>& rows) {
+  static constexpr double k_spread[] = {-0.004, 0.002, 0.001, -0.001, 0.003, -0.001};
+  std::vector<RunMetrics> parent(6), culprit(6);
+  for (std::size_t run = 0; run < 6; ++run) {
+    for (const auto& row : rows) {
+      if (!std::isnan(row.parent)) {
+        parent[run][row.name] = row.parent * (1 + k_spread[run]);
+      }
+      if (!std::isnan(row.culprit)) {
+        culprit[run][row.name] = row.culprit * (1 + k_spread[(run + 3) % 6]);
+      }
+    }
+  }
+  return {parent, culprit};
 }
 
 } // namespace
@@ -189,6 +215,56 @@ ReportInput shared_binary_input() {
                    "metrics: {primary: bench.ops_per_sec, watch: [bench.latency_us, bench.rss_kb]}\n";
   input.reproduce = {"bisectctl show 7", "bisectctl report 7"};
   input.from = "bisectd <bisectd@localhost>";
+  return input;
+}
+
+ReportInput monitors_input() {
+  ReportInput input = regression_input();
+  input.bisection_id = 47;
+  input.monitors = {"proc-vmstat", "vmstat", "interrupts", "softirqs", "meminfo", "time", "perf-stat", "perf-profile"};
+  const double absent = std::nan("");
+  std::vector<MonitorRow> rows = {
+    {"vm-scalability.throughput", 616938, 577000},
+    {"vm-scalability.time.system_time", 2310, 2455},
+    {"vm-scalability.workload", 1.2e9, 1.121e9},
+    {"time.elapsed_time", 300.5, 301.0}, // +0.2%: within 1%
+    {"time.voluntary_context_switches", 12000, 16500},
+    {"time.involuntary_context_switches", 5000, 5150},
+    {"vmstat.cpu.sy", 12, 15},
+    {"vmstat.cpu.id", 80, 80.5}, // half a point: too small
+    {"vmstat.system.cs", 162036, 175973},
+    {"vmstat.system.in", 50000, 51000}, // +2%: a monitor needs 5%
+    {"proc-vmstat.pgactivate", 1.2e6, 2.5884e6},
+    {"proc-vmstat.pgfault", 5e6, 5.1e6},
+    {"proc-vmstat.pgmajfault", 3, 12},               // below the counter floor
+    {"proc-vmstat.thp_fault_alloc", absent, 4000},   // one side only: no row
+    {"meminfo.Active", 2.0e6, 2.3e6},
+    {"interrupts.CAL:Function_call_interrupts", 40000, 52000},
+    {"interrupts.LOC:Local_timer_interrupts", 1e6, 1.01e6},
+    {"cpuidle.C1.usage", 1000, 5000},
+    {"perf-stat.i.iTLB-load-misses", 1.0e6, 1.574e6},
+    {"perf-stat.i.ipc", 1.2, 1.1},
+    {"perf-stat.i.cycles", 2.0e11, 2.02e11}, // +1%: within 5%
+    {"perf-profile.calltrace.cycles-pp.arch_tlbbatch_flush.try_to_unmap_flush.shrink_folio_list", absent, 2.4},
+    {"perf-profile.calltrace.cycles-pp.do_anonymous_page.__handle_mm_fault.handle_mm_fault", 30.2, 26.1},
+    {"perf-profile.children.cycles-pp.native_flush_tlb_one_user", 5.1, 8.9},
+    {"perf-profile.self.cycles-pp.native_flush_tlb_one_user", 4.0, 7.2},
+    {"perf-profile.self.cycles-pp.memcpy_orig", 0.3, 0.5}, // below 1% of samples
+    // Hostile symbol names: a header injection, a name longer than any line should be, invalid UTF-8.
+    {"perf-profile.self.cycles-pp.evil\r\nBcc: victim@example.org", absent, 3.0},
+    {"perf-profile.calltrace.cycles-pp." + std::string(260, 'x') + ".leaf_function", 10, 14},
+    {"perf-profile.self.cycles-pp.\xff\xfe_sym\xc3", 1.5, 3.5},
+  };
+  // More significant proc-vmstat rows than the cap leaves room for.
+  for (const char* name : {"nr_active_anon", "nr_inactive_anon", "nr_active_file", "nr_inactive_file", "nr_mapped",
+                           "nr_shmem", "nr_slab_reclaimable", "nr_slab_unreclaimable", "nr_zone_active_anon",
+                           "nr_zone_inactive_anon", "numa_hit", "numa_local", "pgalloc_normal", "pgfree",
+                           "pgdeactivate", "pgrefill", "pgrotated", "workingset_refault_anon"}) {
+    double change = 1.1 + 0.07 * static_cast<double>(rows.size() % 18);
+    rows.push_back({std::string("proc-vmstat.") + name, 250000, 250000 * change});
+  }
+  auto [parent, culprit] = monitor_runs(rows);
+  input.metrics = compare_runs(parent, culprit);
   return input;
 }
 

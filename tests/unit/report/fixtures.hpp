@@ -24,4 +24,10 @@ ReportInput not_confident_input();
 // benchmark"), with watch: metrics and no Reported-by/Closes configured.
 ReportInput shared_binary_input();
 
+// A kernel regression whose table carries monitor and perf rows (LKP's names) gathered from six runs a side by
+// compare_runs: rows beyond their noise in every group, rows within noise or too small, a metric of one side
+// only, a monitor that gave nothing (softirqs), hostile names (CR/LF, 300 characters, invalid UTF-8), and more
+// significant rows than the table's cap.
+ReportInput monitors_input();
+
 } // namespace bisectd::report::testing

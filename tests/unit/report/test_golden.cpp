@@ -72,3 +72,13 @@ TEST_CASE("report golden: shared binary (real parent, same binary as, one shift)
 TEST_CASE("report golden: no culprit with high confidence (private)", "[report][golden]") {
   check_golden("not-confident", testing::not_confident_input(), true);
 }
+
+TEST_CASE("report golden: monitor and perf rows, LKP's order, capped table, unavailable monitor", "[report][golden]") {
+  check_golden("monitors", testing::monitors_input(), false);
+}
+
+TEST_CASE("report golden: the full table (bisectctl report ID --all)", "[report][golden]") {
+  ReportInput input = testing::monitors_input();
+  input.row_cap = 0;
+  check_golden("monitors-all", input, false);
+}
