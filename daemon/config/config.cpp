@@ -85,6 +85,10 @@ std::string random_token() {
 
 Status load_config_file(const fs::path& path, Config& config) {
   BISECTD_TRY_ASSIGN(auto text, base::read_file(path));
+  return parse_config(text, path, config);
+}
+
+Status parse_config(const std::string& text, const fs::path& path, Config& config) {
   YamlReader r(path);
   auto root = r.load(text);
   r.check_keys(root, "",
@@ -125,6 +129,10 @@ Status load_config_file(const fs::path& path, Config& config) {
 
 Result<std::vector<lab::MachineSpec>> load_lab_file(const fs::path& path) {
   BISECTD_TRY_ASSIGN(auto text, base::read_file(path));
+  return parse_lab(text, path);
+}
+
+Result<std::vector<lab::MachineSpec>> parse_lab(const std::string& text, const fs::path& path) {
   YamlReader r(path);
   auto root = r.load(text);
   r.check_keys(root, "", {"machines"});
