@@ -145,6 +145,10 @@ Result<std::vector<lab::MachineSpec>> parse_lab(const std::string& text, const f
   for (std::size_t i = 0; i < list.size(); ++i) {
     auto m = list[i];
     auto prefix = "machines[" + std::to_string(i) + "]";
+    if (!m.IsMap()) {
+      r.error(m, prefix, "must be a mapping like {name: m1, backend: local}");
+      continue;
+    }
     r.check_keys(m, prefix, {"name", "group", "backend", "description", "cpus", "memory_mb", "settings"});
     lab::MachineSpec spec;
     spec.name = r.string(m, prefix, "name", true).value_or("");
