@@ -175,7 +175,8 @@ std::string lava_error_type(const std::string& tests_json) {
   }
   static const std::regex k_error_type(R"(error_type:\s*'?([A-Za-z]+))");
   for (const auto& test : *list) {
-    if (!test.is_object() || test.value("name", "") != "job" || !test.contains("metadata") ||
+    // Types checked before reading: json's value() throws when "name" is there but not a string.
+    if (!test.is_object() || !test.contains("name") || test["name"] != "job" || !test.contains("metadata") ||
         !test["metadata"].is_string()) {
       continue;
     }

@@ -231,6 +231,13 @@ TEST_CASE("lab::parse_yaml_double_quoted: bad hex escapes are errors, not except
                           "- {\"lvl\": \"target\", \"msg\": \"b\"}\n") == "a\nb\n");
 }
 
+// Found by tests/fuzz/console: a result whose "name" is not a string made json's value() throw out of
+// lava_error_type.
+TEST_CASE("lab::lava_error_type: fields of the wrong type are skipped", "[lab][lava]") {
+  CHECK(lab::lava_error_type(R"([{"name": 999999999.9}, {"name": ["job"]}, {"name": "job", "metadata": 3}])").empty());
+  CHECK(lab::lava_error_type(R"([{"name": 7}, {"name": "job", "metadata": "error_type: Bug"}])") == "Bug");
+}
+
 TEST_CASE("lab::lava_error_type", "[lab][lava]") {
   std::string tests = R"({"count": 2, "results": [
     {"name": "validate", "result": "pass", "metadata": "case: validate\ndefinition: lava\n"},
