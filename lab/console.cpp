@@ -61,6 +61,18 @@ double to_double(const std::optional<std::string>& text) {
   return value;
 }
 
+// The guest prints the exit status; anything but a whole number in int's range ("rc=1e30") is unknown (-1), never
+// a float-to-int overflow.
+int to_exit_code(const std::optional<std::string>& text) {
+  int value = -1;
+  if (!text) {
+    return -1;
+  }
+  auto end = text->data() + text->size();
+  auto [stop, ec] = std::from_chars(text->data(), end, value);
+  return ec == std::errc() && stop == end ? value : -1;
+}
+
 void end_run(ConsoleLog& log, std::string_view line) {
   if (log.runs.empty()) {
     return;
@@ -68,7 +80,7 @@ void end_run(ConsoleLog& log, std::string_view line) {
   auto& run = log.runs.back();
   run.ended = true;
   auto rc = field(line, "rc");
-  run.exit_code = rc ? static_cast<int>(to_double(rc)) : -1;
+  run.exit_code = to_exit_code(rc);
   run.seconds = to_double(field(line, "end")) - to_double(field(line, "start"));
 }
 

@@ -132,3 +132,19 @@ TEST_CASE("lab::boot_failure: no marker, wrong kernel", "[kernel]") {
   CHECK(lab::boot_failure(other, "6.1.192-g0123456789ab") ==
         "booted kernel is '6.1.192-gdeadbeef0000', expected '6.1.192-g0123456789ab'");
 }
+
+// Found by tests/fuzz/console: "rc=1e30" overflowed a float-to-int conversion (undefined behaviour). An exit status
+// that is not a whole number in range is unknown (-1): the run fails rather than passing as rc=0.
+TEST_CASE("lab::parse_console: an exit status out of range or not a number is unknown", "[kernel]") {
+  auto log = lab::parse_console("BISECTD-BOOT release=r\n"
+                                "BISECTD-RUN-BEGIN 0\nBISECTD-RUN-END 0 rc=33333333333333333333333333333 start=1 end=2\n"
+                                "BISECTD-RUN-BEGIN 1\nBISECTD-RUN-END 1 rc=1e30 start=1 end=2\n"
+                                "BISECTD-RUN-BEGIN 2\nBISECTD-RUN-END 2 rc=zero start=1 end=2\n"
+                                "BISECTD-RUN-BEGIN 3\nBISECTD-RUN-END 3 rc=-2 start=1 end=2\n");
+  REQUIRE(log.runs.size() == 4);
+  CHECK(log.runs[0].exit_code == -1);
+  CHECK(log.runs[1].exit_code == -1);
+  CHECK(log.runs[2].exit_code == -1);
+  CHECK(log.runs[3].exit_code == -2);
+  CHECK(log.runs[3].ended);
+}
