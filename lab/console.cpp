@@ -140,7 +140,9 @@ ConsoleLog parse_console(std::string_view text) {
       log.booted = true;
       log.release = field(trimmed, "release").value_or("");
     } else if (base::starts_with(trimmed, k_run_begin_marker)) {
-      log.runs.emplace_back().index = static_cast<int>(log.runs.size()) - 1;
+      ConsoleRun run;
+      run.index = static_cast<int>(log.runs.size());
+      log.runs.push_back(std::move(run));
       in_run = true;
     } else if (base::starts_with(trimmed, k_run_end_marker)) {
       end_run(log, trimmed);

@@ -36,6 +36,8 @@ TEST_CASE("lab::parse_console reads markers, runs and their output", "[kernel]")
   CHECK(log.done);
   CHECK(log.crash.empty());
   REQUIRE(log.runs.size() == 2);
+  CHECK(log.runs[0].index == 0);
+  CHECK(log.runs[1].index == 1);
   CHECK(log.runs[0].ended);
   CHECK(log.runs[0].exit_code == 0);
   CHECK(log.runs[0].seconds == Approx(1.07));
