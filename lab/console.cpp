@@ -101,13 +101,10 @@ constexpr std::string_view k_marker_prefix = "BISECTD-";
 // not one or there is no run.
 std::string* proc_block(ConsoleLog& log, std::string_view line) {
   auto parts = base::split(line, ' ');
-  if (log.runs.empty() || parts.size() != 3 || parts[1].empty() || parts[2].empty()) {
+  if (log.runs.empty() || parts.size() != 3 || parts[2].empty() || (parts[1] != "before" && parts[1] != "after")) {
     return nullptr;
   }
   auto& run = log.runs.back();
-  if (parts[1] != "before" && parts[1] != "after") {
-    return nullptr;
-  }
   return &(parts[1] == "before" ? run.before : run.after).files[parts[2]];
 }
 
