@@ -54,7 +54,8 @@ set(BISECTD_LAYERS
   "tests/unit/kbuild | kbuild/ base/ support/ | catch2 | posix"
   "tests/unit/lab | lab/ base/ support/ | catch2 | posix"
   "tests/unit/kernel | lab/ kbuild/ base/ support/ | catch2 | posix"
-  "tests/unit/report | report/ base/ support/ | catch2 | std"
+  # The bad-commit-metadata catalogue starts from a raw commit message, as the daemon does (vcs splits it).
+  "tests/unit/report | report/ base/ support/ vcs/commit_message.hpp | catch2 | std"
   "tests/unit/mail | daemon/mail/ report/ base/ support/ | catch2 curl | posix"
   "tests/unit/daemon | daemon/ storage/ vcs/ kbuild/ lab/ bisect/ report/ base/ fakes/ support/ | catch2 json | posix"
   "tests/unit/cli | cli/ bisect/ vcs/ base/ support/ | catch2 json | posix")

@@ -171,21 +171,14 @@ RunResult run_result(const ConsoleRun& run, const VisitRequest& request, const s
   RunResult result;
   result.index = run.index;
   result.seconds = run.seconds;
-  result.metrics = parse_metrics(run.output, request.run.format);
+  judge_run(result, run.output, request.run,
+            !run.ended ? "no end marker" : run.exit_code != 0 ? "benchmark exit " + std::to_string(run.exit_code) : "");
   // The benchmark's own metrics win a name clash: a job's primary metric is never a monitor's.
   result.metrics.merge(monitors::system_metrics(request.run.monitors, run.before, run.after, run.seconds));
   result.log_path = request.log_dir / (boot_id + "-run" + std::to_string(run.index) + ".log");
   if (auto written = base::write_file_atomic(result.log_path, run.output); !written) {
     spdlog::warn("{}: {}", backend, written.error().message);
   }
-  if (!run.ended) {
-    result.error = "no end marker";
-  } else if (run.exit_code != 0) {
-    result.error = "exit " + std::to_string(run.exit_code);
-  } else if (!request.run.primary.empty() && !result.metrics.contains(request.run.primary)) {
-    result.error = "no metric " + request.run.primary + " in the output";
-  }
-  result.ok = result.error.empty();
   return result;
 }
 

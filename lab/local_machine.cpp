@@ -53,20 +53,13 @@ base::Command make_command(const VisitRequest& request, const fs::path& log) {
 }
 
 // Fills metrics/ok/error of a run that exited (in any way) from its log.
-void judge_run(const VisitRequest& request, const base::ExitStatus& status, RunResult& run) {
+void judge_logged_run(const VisitRequest& request, const base::ExitStatus& status, RunResult& run) {
   auto output = base::read_file(run.log_path);
   if (!output) {
     run.error = "cannot read run log: " + output.error().message;
     return;
   }
-  run.metrics = parse_metrics(*output, request.run.format);
-  if (!status.ok()) {
-    run.error = "benchmark " + status.describe();
-  } else if (!run.metrics.contains(request.run.primary)) {
-    run.error = "primary metric '" + request.run.primary + "' missing from the output";
-  } else {
-    run.ok = true;
-  }
+  judge_run(run, *output, request.run, status.ok() ? "" : "benchmark " + status.describe());
 }
 
 } // namespace
@@ -104,7 +97,7 @@ RunResult LocalMachine::run_once(const VisitRequest& request, const std::string&
     return run;
   }
   run.seconds = std::chrono::duration<double>(status->duration).count();
-  judge_run(request, *status, run);
+  judge_logged_run(request, *status, run);
   // The benchmark's own metrics win a name clash: a monitor never overwrites what the run printed.
   run.metrics.merge(run_monitor_metrics(request.run.monitors, before, after, *status));
   spdlog::debug("machine {}: run {}: {} after {:.2f}s{}", m_spec.name, index + 1, status->describe(), run.seconds,

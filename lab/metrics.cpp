@@ -101,7 +101,7 @@ void flatten(const nlohmann::json& value, const std::string& prefix, std::map<st
 
 // The last top-level object: a '{' that does not start valid JSON (log text) is skipped, and objects
 // nested in a found one are not candidates.
-std::map<std::string, double> parse_json(std::string_view output) {
+std::optional<nlohmann::json> last_object(std::string_view output) {
   std::optional<nlohmann::json> last;
   std::size_t pos = output.find('{');
   while (pos != std::string_view::npos) {
@@ -117,17 +117,87 @@ std::map<std::string, double> parse_json(std::string_view output) {
     }
     pos = output.find('{', pos + 1);
   }
+  return last;
+}
+
+std::map<std::string, double> parse_json(std::string_view output) {
   std::map<std::string, double> metrics;
-  if (last) {
-    flatten(*last, "", metrics);
+  if (auto object = last_object(output)) {
+    flatten(*object, "", metrics);
   }
   return metrics;
+}
+
+// At most 40 bytes of benchmark output for an error line: control bytes become '?'.
+std::string excerpt(std::string_view text) {
+  std::string out(text.substr(0, 40));
+  for (char& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
+      c = '?';
+    }
+  }
+  return text.size() > 40 ? out + "..." : out;
+}
+
+// Why an LKP output has no value for `primary`: the first line naming it whose value is not a number.
+std::string lkp_missing_reason(std::string_view output, std::string_view primary) {
+  int number = 0;
+  for (const auto& line : base::split_lines(output)) {
+    ++number;
+    auto colon = line.find(':');
+    if (colon != std::string::npos && base::trim(std::string_view(line).substr(0, colon)) == primary) {
+      auto value = base::trim(std::string_view(line).substr(colon + 1));
+      return "line " + std::to_string(number) + ": '" + excerpt(value) + "' is not a finite number";
+    }
+  }
+  return "";
+}
+
+// Why the last JSON object of the output has no numeric `primary` (a dotted path into nested objects).
+std::string json_missing_reason(std::string_view output, std::string_view primary) {
+  auto object = last_object(output);
+  if (!object) {
+    return "no JSON object in the output";
+  }
+  const nlohmann::json* at = &*object;
+  for (auto key : base::split(primary, '.')) {
+    if (!at->is_object() || !at->contains(key)) {
+      return "";
+    }
+    at = &(*at)[key];
+  }
+  return at->is_number() ? "it is not a finite number" : std::string("it is a ") + at->type_name() + ", not a number";
+}
+
+std::string missing_primary_error(std::string_view output, const RunSpec& spec) {
+  std::string reason;
+  if (base::trim(output).empty()) {
+    reason = "the output is empty";
+  } else if (spec.format == MetricFormat::json) {
+    reason = json_missing_reason(output, spec.primary);
+  } else {
+    reason = lkp_missing_reason(output, spec.primary);
+  }
+  auto error = "primary metric '" + spec.primary + "' missing from the output";
+  return reason.empty() ? error : error + " (" + reason + ")";
 }
 
 } // namespace
 
 std::map<std::string, double> parse_metrics(std::string_view output, MetricFormat format) {
   return format == MetricFormat::json ? parse_json(output) : parse_lkp(output);
+}
+
+void judge_run(RunResult& run, std::string_view output, const RunSpec& spec, std::string exit_problem) {
+  run.metrics = parse_metrics(output, spec.format);
+  if (!exit_problem.empty()) {
+    run.error = std::move(exit_problem);
+  } else if (!spec.primary.empty() && !run.metrics.contains(spec.primary)) {
+    run.error = missing_primary_error(output, spec);
+  } else {
+    run.error.clear();
+  }
+  run.ok = run.error.empty();
 }
 
 } // namespace bisectd::lab

@@ -15,4 +15,10 @@ namespace bisectd::lab {
 // with '.') become metrics. Non-numeric values are ignored.
 std::map<std::string, double> parse_metrics(std::string_view output, MetricFormat format);
 
+// Judges one finished benchmark run the same way on every backend: fills `run`'s metrics from `output`, and its
+// ok and error. `exit_problem` is how the benchmark ended when that was not a clean exit 0 ("benchmark exit 3",
+// "no end marker"), empty otherwise; it is the error when set. A run without the primary metric fails with a
+// reason that points at the output ("line 3: 'fast' is not a number", "the output is empty").
+void judge_run(RunResult& run, std::string_view output, const RunSpec& spec, std::string exit_problem);
+
 } // namespace bisectd::lab

@@ -242,15 +242,10 @@ void SshMachine::run_all(Visit& visit, const std::string& cwd, const BoxState& b
       (void)base::append_file(run.log_path, status->err);
     }
     auto output = base::read_file(run.log_path).value_or("");
-    run.metrics = parse_metrics(output, request.run.format);
-    if (!status->ok()) {
-      run.error = "benchmark " + status->describe() +
-                  (status->err.empty() ? "" : ": " + std::string(base::trim(status->err)).substr(0, 200));
-    } else if (!run.metrics.contains(request.run.primary)) {
-      run.error = "primary metric '" + request.run.primary + "' missing from the output";
-    } else {
-      run.ok = true;
-    }
+    judge_run(run, output, request.run,
+              status->ok() ? ""
+                           : "benchmark " + status->describe() +
+                               (status->err.empty() ? "" : ": " + std::string(base::trim(status->err)).substr(0, 200)));
     spdlog::debug("ssh {}: run {} of {}: {}", m_spec.name, i + 1, request.runs, run.ok ? "ok" : run.error);
     visit.result.runs.push_back(std::move(run));
   }

@@ -62,4 +62,17 @@ Recipients compute_recipients(const Commit& culprit, const std::vector<std::stri
   return out;
 }
 
+std::pair<Recipients, std::string> cap_recipients(Recipients who, const std::vector<std::string>& notify,
+                                                  std::size_t max) {
+  auto total = who.to.size() + who.cc.size();
+  if (total <= max) {
+    return {std::move(who), ""};
+  }
+  Recipients notify_only;
+  notify_only.to = compute_recipients({}, notify, {}, {}, true).to;
+  auto note = "This report names " + std::to_string(total) + " recipients, more than this robot mails (" +
+              std::to_string(max) + "): it went to the tree's notify list only.";
+  return {std::move(notify_only), note};
+}
+
 } // namespace bisectd::report

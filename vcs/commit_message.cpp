@@ -16,6 +16,8 @@ std::string_view trim_right(std::string_view text) {
 // libgit2 ports git's trailer rules (last paragraph, "---" patch cut, ≥ 25 % trailer lines, continuation lines).
 std::vector<Trailer> parse_trailers(const std::string& message) {
   std::vector<Trailer> trailers;
+  // Without an initialised libgit2 the call fails, and every message would seem to have no trailers.
+  detail::ensure_libgit2();
   git_message_trailer_array array{};
   if (git_message_trailers(&array, message.c_str()) != 0) {
     return trailers; // unparsable trailer block: the message simply has none

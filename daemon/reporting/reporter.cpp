@@ -207,19 +207,6 @@ Result<report::ShiftEstimate> compared_shift(storage::SampleStore& samples, cons
   return report::estimate_shift(comparison);
 }
 
-std::pair<report::Recipients, std::string> cap_recipients(report::Recipients who,
-                                                          const std::vector<std::string>& notify, std::size_t max) {
-  auto total = who.to.size() + who.cc.size();
-  if (total <= max) {
-    return {std::move(who), ""};
-  }
-  report::Recipients notify_only;
-  notify_only.to = report::compute_recipients({}, notify, {}, {}, true).to;
-  auto note = "This report names " + std::to_string(total) + " recipients, more than this robot mails (" +
-              std::to_string(max) + "): it went to the tree's notify list only.";
-  return {std::move(notify_only), note};
-}
-
 Result<storage::ReportRow> MailReporter::compose(const storage::BisectionRow& b, const Job& job,
                                                  const storage::TreeRow& tree, const Conclusion& c) {
   report::ReportInput input;
@@ -283,7 +270,7 @@ Result<storage::ReportRow> MailReporter::compose(const storage::BisectionRow& b,
   auto who = report::compute_recipients(
     input.culprit, tree.notify, tree.mail_cc,
     private_mail ? std::vector<std::string>{} : maintainers(m_repos, tree.name, patch), private_mail);
-  auto [capped, note] = cap_recipients(std::move(who), tree.notify, m_identity.max_recipients);
+  auto [capped, note] = report::cap_recipients(std::move(who), tree.notify, m_identity.max_recipients);
   input.recipients_note = note;
   auto mail = report::render_report(input, capped);
   storage::ReportRow row;

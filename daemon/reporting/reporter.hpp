@@ -67,11 +67,6 @@ struct MailIdentity {
   std::size_t max_recipients = 40;
 };
 
-// `who` capped at `max` recipients: when there are more, the notify list alone (as To) and a note for the body;
-// the note is empty when nothing was left out.
-std::pair<report::Recipients, std::string> cap_recipients(report::Recipients who,
-                                                          const std::vector<std::string>& notify, std::size_t max);
-
 // "gcc-12" or "clang-16": the compiler a build of `recipe` uses (its CC, else gcc), asked for its version;
 // empty when it cannot be run.
 std::string compiler_label(const kbuild::Recipe& recipe);

@@ -1,6 +1,5 @@
 // Trailers and recipients: a raw commit message split as git does (vcs/commit_message), its trailers and the
 // tree's lists turned into To/Cc (report/recipients), then capped as the reporter does (daemon/reporting).
-#include "daemon/reporting/reporter.hpp"
 #include "fuzz_support.hpp"
 #include "report/mime.hpp"
 #include "report/recipients.hpp"
@@ -64,7 +63,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   auto who = bisectd::report::compute_recipients(commit, notify, mail_cc, maintainers, private_tree);
   check_recipients(who);
-  auto [capped, note] = bisectd::daemon::reporting::cap_recipients(who, notify, max);
+  auto [capped, note] = bisectd::report::cap_recipients(who, notify, max);
   check_recipients(capped);
   check(note.empty() == (who.to.size() + who.cc.size() <= max), "a cap note without a cap, or a cap without one");
   check(!note.empty() || capped.to == who.to, "recipients changed under the cap");

@@ -249,7 +249,7 @@ TEST_CASE("lab::LavaMachine: outcomes of finished jobs", "[lab][lava]") {
     CHECK(visit->outcome == lab::VisitOutcome::ok);
     REQUIRE(visit->runs.size() == 2);
     CHECK_FALSE(visit->runs[0].ok);
-    CHECK(visit->runs[0].error == "no metric page_fault.ops_per_sec in the output");
+    CHECK(visit->runs[0].error == "primary metric 'page_fault.ops_per_sec' missing from the output");
   }
 }
 
