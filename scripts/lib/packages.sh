@@ -9,6 +9,10 @@ KERNEL_PACKAGES=(linux-source-6.1 qemu-system-x86 busybox-static ccache bc flex 
 # The libFuzzer targets (scripts/fuzz): clang 16 and its libFuzzer runtime. Not Debian 12's default clang 14: its
 # libstdc++ <expected> needs C++20 concepts that clang 14 lacks (std::expected is everywhere here).
 FUZZ_PACKAGES=(clang-16 libclang-rt-16-dev)
+# The build scripts/test and scripts/fuzz share: clang 16, every library instrumented for libFuzzer's coverage with
+# AddressSanitizer and UndefinedBehaviorSanitizer (cmake/ProjSettings.cmake's BISECTD_FUZZ), the fuzz targets linked
+# with libFuzzer.
+FUZZ_BUILD_OPTIONS=(-DBISECTD_FUZZ=ON -DCMAKE_C_COMPILER=clang-16 -DCMAKE_CXX_COMPILER=clang++-16)
 # Installed only by the lava stage (tests/lava): a real LAVA server and dispatcher on this host (about 5 minutes).
 LAVA_PACKAGES=(postgresql lava-server lava-dispatcher)
 
