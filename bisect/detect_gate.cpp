@@ -21,6 +21,15 @@ constexpr double k_lenient_hinge_z = 1.0;
 bool strict(const DetectOptions& options) { return options.abrupt_z >= 2.0; }
 double abrupt_share(const DetectOptions& options) { return strict(options) ? k_abrupt_share : k_lenient_share; }
 constexpr std::size_t k_machine_points = 3;
+// Step against ramp (detect_ramp.cpp), in sigma^2 of residual sum of squares. On constructed series (100
+// points, ramps of >= 16): noise alone gives a ramp a mean advantage of 0.5 over a true step (above 5 in ~1 %),
+// ramps of 3-10 sigma over 30-60 points 12-250; a jump on top of a pure ramp's best fit explains ~3, a 3 sigma
+// step inside or beside a ramp 9-30. Thresholds tuned with detect-sim (ramp false alarms against recall).
+constexpr std::size_t k_min_ramp = 16;
+constexpr std::size_t k_ramp_window = 50; // points either side: a ramp of up to ~100 commits seen whole
+constexpr double k_ramp_advantage = 5.0;
+constexpr double k_jump_given_ramp = 6.0;
+constexpr std::size_t k_local_sigma_points = 16;
 constexpr double k_wander_z = 3.5; // the window difference against window noise plus the level's wander
 
 // |diff| in standard errors of the difference of the window medians when the level also wanders as a random
@@ -42,6 +51,16 @@ double near_jump(std::span<const double> y, std::size_t lo, std::size_t pos, std
   const double spread =
     sigma * std::sqrt(1.5708 * (1.0 / static_cast<double>(left.size()) + 1.0 / static_cast<double>(right.size())));
   return spread > 0.0 ? std::abs(jump) / spread : (jump != 0.0 ? INFINITY : 0.0);
+}
+
+// Noise sigma of the window's points (successive differences), never above the series' sigma; the series'
+// sigma when the window is too short to tell.
+double local_sigma(std::span<const double> window, double sigma) {
+  if (window.size() < k_local_sigma_points) {
+    return sigma;
+  }
+  const double local = diff_sigma(window);
+  return local > 0.0 ? std::min(sigma, local) : sigma;
 }
 
 // Machines with >= k_machine_points values on each side of pos in [from, to) (their count in `spanning`):
@@ -118,13 +137,25 @@ Gate evaluate_gate(const PreparedSeries& p, std::size_t lo, std::size_t pos, std
     g.pass = wander_z(diff, sigma, p.wander, g.n_left, g.n_right) >= k_wander_z;
   }
   if (g.pass && options.lab_model) {
+    // A ramp that fits the windows clearly better than a step is no change point, unless a jump at the change
+    // still explains much on top of that ramp (a step beside or inside a ramp).
+    // Over k_ramp_window points either side, not cut at the neighbouring change points: a staircase of
+    // candidates on one ramp would cut it into pieces that each look like a step.
+    const std::size_t a = pos >= k_ramp_window ? pos - k_ramp_window : 0, b = std::min(y.size(), pos + k_ramp_window);
+    const RampTest ramp = ramp_test(y.subspan(a, b - a), pos - a, sigma, k_min_ramp);
+    g.pass = ramp.advantage < k_ramp_advantage || ramp.jump_given_ramp >= k_jump_given_ramp;
+  }
+  // The abruptness gates judge the jump against the noise around it: where the noise level changes along the
+  // series (a variance step), the series' sigma overstates it in the calm stretch.
+  const double near_sigma = options.lab_model ? local_sigma(y.subspan(left_lo, right_hi - left_lo), sigma) : sigma;
+  if (g.pass && options.lab_model) {
     double jump = 0;
-    const double z = near_jump(y, lo, pos, hi, sigma, options, jump);
+    const double z = near_jump(y, lo, pos, hi, near_sigma, options, jump);
     g.pass = jump * diff > 0.0 && z >= options.abrupt_z && std::abs(jump) >= abrupt_share(options) * std::abs(diff);
   }
   if (g.pass && options.lab_model && left.size() >= 4 && right.size() >= 4) {
     double gap = 0;
-    const double z = hinge_z(left, right, sigma, gap);
+    const double z = hinge_z(left, right, near_sigma, gap);
     g.pass = gap * diff > 0.0 && std::abs(z) >= (strict(options) ? k_strict_hinge_z : k_lenient_hinge_z);
   }
   if (g.pass && p.machines > 1) {

@@ -56,6 +56,15 @@ double wander_variance(std::span<const double> y, const std::vector<std::size_t>
 double local_level_wander(std::span<const double> y, const std::vector<std::size_t>& cps, double sigma,
                           double min_lr);
 
+// Step against ramp around a change at pos of window y (detect_ramp.cpp), in sigma^2 of residual sum of squares:
+// `advantage`: how much better a continuous ramp of at least min_ramp points straddling pos fits than a step
+// near pos (0 when the step fits best); `jump_given_ramp` (computed only when advantage > 0): how much a step
+// near pos still improves the best ramp's fit.
+struct RampTest {
+  double advantage = 0, jump_given_ramp = 0;
+};
+RampTest ramp_test(std::span<const double> y, std::size_t pos, double sigma, std::size_t min_ramp);
+
 // The gates evaluated at one change point `pos` between its neighbours lo and hi (segment [lo, hi)).
 struct Gate {
   bool pass = false;
