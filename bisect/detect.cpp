@@ -206,6 +206,7 @@ constexpr double k_strict_abrupt_z = 2.5;
 constexpr int k_drift_window = 25;
 constexpr double k_drift_ratio = 1.3;        // calibrated with detect-sim (drift vs gaussian kinds)
 constexpr double k_strong_drift_ratio = 1.6; // on the strict pass's residuals (detect-sim and unit tests)
+constexpr double k_level_lr = 10.0;          // a random walk against a constant level (detect-sim trials)
 constexpr int k_periodic_rounds = 2;         // refit the cycle once from the change points found without it
 
 // Removes the periodic load component of the residuals from the change points `cps`, if there is one.
@@ -225,7 +226,8 @@ bool remove_periodic(detail::PreparedSeries& p, const std::vector<std::size_t>& 
 // The lab level model. First with short windows and strict abruptness, and a periodic load component removed
 // if the residuals from those change points show one. Then with the requested windows and lenient
 // abruptness; if the residuals from those change points still wander (slow drift, ramps), again strictly,
-// with the level's random-walk variance added to the window gate's noise.
+// with the level's random-walk variance added to the window gate's noise; if they wander too little for the
+// variogram but the local-level likelihood still finds a random walk, leniently with its variance added.
 std::vector<Gate> find_with_level(detail::PreparedSeries& model, double& sigma, DetectOptions& options,
                                   std::vector<std::size_t>& cps) {
   DetectOptions strict = options;
@@ -247,6 +249,12 @@ std::vector<Gate> find_with_level(detail::PreparedSeries& model, double& sigma, 
   }
   if (model.wander > 0.0) {
     options = strict;
+    return find(model, sigma, options, cps);
+  }
+  // A weaker wander the variogram cannot tell from noise: the local-level model's likelihood can. The lenient
+  // pass is run again with that random walk's effect on the window medians added to their noise.
+  model.wander = detail::local_level_wander(model.values, cps, sigma, k_level_lr);
+  if (model.wander > 0.0) {
     gates = find(model, sigma, options, cps);
   }
   return gates;

@@ -30,6 +30,18 @@ struct PreparedSeries {
 // averaged. `lab` (optional) receives the estimates.
 PreparedSeries prepare(const std::vector<SeriesPoint>& series, bool lab_model, LabEstimate* lab = nullptr);
 
+// Two modes of the run noise (detect_mixture.cpp): a minority `share` of runs lies `gap` (relative, signed)
+// from the usual level; `sigma` is the relative run sigma within a mode.
+struct RunMixture {
+  bool found = false;
+  double share = 0, gap = 0, sigma = 0;
+};
+// Fitted on the differences between runs of one boot (each vector: one boot's runs); found only when two modes
+// explain them far better than one.
+RunMixture fit_run_mixture(const std::vector<std::vector<double>>& boots);
+// Level of the usual mode from one boot's runs (maximum likelihood under `m`); their median when none found.
+double mixture_level(std::span<const double> runs, const RunMixture& m);
+
 // Values minus the median of their segment between change points.
 std::vector<double> residuals(std::span<const double> y, const std::vector<std::size_t>& cps);
 // The strongest sinusoid of the residuals (period >= min_period, >= 3 cycles in the series), per value, or
@@ -39,6 +51,10 @@ std::vector<double> periodic_component(std::span<const double> y, const std::vec
 // Random-walk variance per point of the residuals' level: from the robust variogram at lag min(64, n/6) against
 // lag 1, 0 unless their ratio exceeds min_ratio.
 double wander_variance(std::span<const double> y, const std::vector<std::size_t>& cps, double min_ratio);
+// Random-walk variance per point of the level between change points cps (the level restarts at each): maximum
+// likelihood of the local-level model, 0 unless its likelihood ratio against a constant level reaches min_lr.
+double local_level_wander(std::span<const double> y, const std::vector<std::size_t>& cps, double sigma,
+                          double min_lr);
 
 // The gates evaluated at one change point `pos` between its neighbours lo and hi (segment [lo, hi)).
 struct Gate {

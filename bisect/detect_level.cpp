@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numbers>
+#include <utility>
 
 namespace bisectd::bisect::detail {
 
@@ -20,6 +21,7 @@ constexpr double k_periodic_fa = 1e-3; // chance that noise alone passes the per
 constexpr std::size_t k_wander_lag = 64;
 constexpr double k_half_chi2 = 9.2;      // chi2(2) above 9.2: 1 % for noise, in each half
 constexpr double k_half_phase_cos = 0.7; // halves' phases within ~45 degrees
+constexpr double k_half_level_lr = 2.0;  // local-level likelihood ratio in each half of the series
 
 // Explained sum of squares of the least-squares fit r ~ a sin(wt) + b cos(wt) (r centred), and a, b.
 double sine_fit(std::span<const double> r, double w, double& a, double& b) {
@@ -139,6 +141,97 @@ double wander_variance(std::span<const double> y, const std::vector<std::size_t>
   }
   // Local level: variogram(h) = noise + h * wander / 2.
   return 2.0 * (long_lag - short_lag) / static_cast<double>(lag - 1);
+}
+
+namespace {
+
+constexpr double k_clip_innovation = 4.0; // innovations beyond 4 standard errors are clipped: outliers, outages
+
+// Concentrated Gaussian log-likelihood of the local-level model y_t = level_t + noise, level_t = level_{t-1} +
+// walk, with q = var(walk) / var(noise); the level restarts (diffuse) at each change point. `s2` receives the
+// noise variance that maximises it.
+double local_level_loglik(std::span<const double> y, const std::vector<std::size_t>& cps, double q, double sigma,
+                          double& s2) {
+  double level = 0, p = 0, sum_log_f = 0, sum_v2 = 0;
+  std::size_t m = 0, next_cp = 0;
+  for (std::size_t t = 0; t < y.size(); ++t) {
+    const bool at_cp = next_cp < cps.size() && cps[next_cp] == t;
+    next_cp += at_cp ? 1 : 0;
+    if (t == 0 || at_cp) {
+      level = y[t];
+      p = 1.0;
+      continue;
+    }
+    p += q;
+    const double f = p + 1.0;
+    const double limit = k_clip_innovation * sigma * std::sqrt(f);
+    const double v = std::clamp(y[t] - level, -limit, limit);
+    const double gain = p / f;
+    level += gain * v;
+    p *= 1.0 - gain;
+    sum_log_f += std::log(f);
+    sum_v2 += v * v / f;
+    ++m;
+  }
+  if (m == 0 || sum_v2 <= 0.0) {
+    s2 = 0;
+    return 0.0;
+  }
+  s2 = sum_v2 / static_cast<double>(m);
+  return -0.5 * sum_log_f - 0.5 * static_cast<double>(m) * std::log(s2);
+}
+
+// Maximum-likelihood q of the local-level model on y (level restarting at cps), its likelihood ratio against a
+// constant level in `lr`, the noise variance in `s2`.
+double local_level_fit(std::span<const double> y, const std::vector<std::size_t>& cps, double sigma, double& lr,
+                       double& s2) {
+  double base_s2 = 0, trial_s2 = 0;
+  const double base = local_level_loglik(y, cps, 0.0, sigma, base_s2);
+  double best = base, best_q = 0;
+  s2 = base_s2;
+  for (double q = 1e-5; q < 1.0; q *= 1.25) {
+    const double l = local_level_loglik(y, cps, q, sigma, trial_s2);
+    if (l > best) {
+      best = l, best_q = q, s2 = trial_s2;
+    }
+  }
+  lr = 2.0 * (best - base);
+  return best_q;
+}
+
+// Change points of y[from, to) relative to `from`.
+std::vector<std::size_t> cps_within(const std::vector<std::size_t>& cps, std::size_t from, std::size_t to) {
+  std::vector<std::size_t> out;
+  for (std::size_t c : cps) {
+    if (c > from && c < to) {
+      out.push_back(c - from);
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+double local_level_wander(std::span<const double> y, const std::vector<std::size_t>& cps, double sigma,
+                          double min_lr) {
+  if (sigma <= 0.0 || y.size() < 32) {
+    return 0.0;
+  }
+  double lr = 0, s2 = 0;
+  const double q = local_level_fit(y, cps, sigma, lr, s2);
+  if (lr < min_lr) {
+    return 0.0;
+  }
+  // A random walk wanders in both halves of the series; a step the change points missed, in one.
+  const std::size_t half = y.size() / 2;
+  for (const auto& [from, to] : {std::pair<std::size_t, std::size_t>{0, half}, {half, y.size()}}) {
+    double part_lr = 0, part_s2 = 0;
+    (void)local_level_fit(y.subspan(from, to - from), cps_within(cps, from, to), sigma, part_lr, part_s2);
+    if (part_lr < k_half_level_lr) {
+      return 0.0;
+    }
+  }
+  return q * s2;
 }
 
 } // namespace bisectd::bisect::detail

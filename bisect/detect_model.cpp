@@ -77,11 +77,17 @@ Collected collect(const std::vector<SeriesPoint>& series) {
   return out;
 }
 
-// Marks boots whose relative run spread exceeds k_noisy_boot_factor times the median spread.
+// Each boot's level (its median, or its usual mode's level when the runs have two modes); marks boots whose
+// relative run spread exceeds k_noisy_boot_factor times the median spread.
 std::size_t mark_noisy_boots(std::vector<Boot>& boots, std::size_t& measurable) {
+  std::vector<std::vector<double>> runs;
+  for (const Boot& b : boots) {
+    runs.push_back(b.samples);
+  }
+  const RunMixture modes = fit_run_mixture(runs);
   std::vector<double> spreads;
   for (Boot& b : boots) {
-    b.level = median(b.samples);
+    b.level = mixture_level(b.samples, modes);
     if (b.samples.size() >= 2 && b.level != 0.0) {
       b.spread = stddev(b.samples) / std::abs(b.level);
       spreads.push_back(b.spread);

@@ -44,6 +44,7 @@ set(BISECTD_LAYERS
   "tests/kernel | base/ kbuild/ lab/ | | posix"
   "tests/lava | base/ lab/ | | posix"
   "tests/layering | | | std"
+  "tests/fuzz | base/ monitors/ storage/ vcs/ lab/ report/ daemon/ fakes/ | json | posix"
   "tests | support/ | catch2 | posix"
   "tests/unit/base | base/ support/ | catch2 | posix"
   "tests/unit/bisect | bisect/ ${BISECTD_PURE_BASE} | catch2 | std"

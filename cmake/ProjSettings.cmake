@@ -14,6 +14,15 @@ if(BISECTD_ENABLE_SANITIZER_THREAD AND BISECTD_ENABLE_SANITIZER_ADDRESS)
   message(FATAL_ERROR "ThreadSanitizer and AddressSanitizer cannot be combined")
 endif()
 
+# libFuzzer targets (tests/fuzz, scripts/fuzz): every library is instrumented for coverage (fuzzer-no-link) with
+# AddressSanitizer and UndefinedBehaviorSanitizer; only the fuzz executables link libFuzzer's main.
+option(BISECTD_FUZZ "Build the libFuzzer targets (clang only)" OFF)
+if(BISECTD_FUZZ AND (NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang" OR CMAKE_CXX_COMPILER_VERSION VERSION_LESS 16))
+  message(FATAL_ERROR "BISECTD_FUZZ needs clang >= 16 (libFuzzer, and std::expected of libstdc++ 12), not "
+                      "${CMAKE_CXX_COMPILER_ID} ${CMAKE_CXX_COMPILER_VERSION}: configure with "
+                      "-DCMAKE_CXX_COMPILER=clang++-16 -DCMAKE_C_COMPILER=clang-16 (scripts/fuzz does)")
+endif()
+
 add_library(bisectd_settings INTERFACE)
 target_compile_features(bisectd_settings INTERFACE cxx_std_23)
 target_include_directories(bisectd_settings INTERFACE ${PROJECT_SOURCE_DIR})
@@ -35,4 +44,13 @@ endif()
 if(BISECTD_ENABLE_SANITIZER_UNDEFINED)
   target_compile_options(bisectd_settings INTERFACE -fsanitize=undefined -fno-sanitize-recover=undefined)
   target_link_options(bisectd_settings INTERFACE -fsanitize=undefined)
+endif()
+if(BISECTD_FUZZ)
+  # libstdc++ 12 offers <expected> only when __cpp_concepts >= 202002; clang 16 implements what it needs
+  # (conditionally trivial special members) but still announces 201907.
+  target_compile_options(bisectd_settings INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-U__cpp_concepts
+                         -D__cpp_concepts=202002L>)
+  target_compile_options(bisectd_settings INTERFACE -fsanitize=fuzzer-no-link,address,undefined
+                         -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+  target_link_options(bisectd_settings INTERFACE -fsanitize=address,undefined)
 endif()

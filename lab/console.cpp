@@ -61,6 +61,18 @@ double to_double(const std::optional<std::string>& text) {
   return value;
 }
 
+// The guest prints the exit status; anything but a whole number in int's range ("rc=1e30") is unknown (-1), never
+// a float-to-int overflow.
+int to_exit_code(const std::optional<std::string>& text) {
+  int value = -1;
+  if (!text) {
+    return -1;
+  }
+  auto end = text->data() + text->size();
+  auto [stop, ec] = std::from_chars(text->data(), end, value);
+  return ec == std::errc() && stop == end ? value : -1;
+}
+
 void end_run(ConsoleLog& log, std::string_view line) {
   if (log.runs.empty()) {
     return;
@@ -68,7 +80,7 @@ void end_run(ConsoleLog& log, std::string_view line) {
   auto& run = log.runs.back();
   run.ended = true;
   auto rc = field(line, "rc");
-  run.exit_code = rc ? static_cast<int>(to_double(rc)) : -1;
+  run.exit_code = to_exit_code(rc);
   run.seconds = to_double(field(line, "end")) - to_double(field(line, "start"));
 }
 
@@ -83,12 +95,26 @@ void note_crash(ConsoleLog& log, std::string_view text, int& banners) {
   }
 }
 
+constexpr std::string_view k_marker_prefix = "BISECTD-";
+
+// "BISECTD-PROC before vmstat" → the text of that snapshot's file in the current run; nullptr when the line is
+// not one or there is no run.
+std::string* proc_block(ConsoleLog& log, std::string_view line) {
+  auto parts = base::split(line, ' ');
+  if (log.runs.empty() || parts.size() != 3 || parts[2].empty() || (parts[1] != "before" && parts[1] != "after")) {
+    return nullptr;
+  }
+  auto& run = log.runs.back();
+  return &(parts[1] == "before" ? run.before : run.after).files[parts[2]];
+}
+
 } // namespace
 
 ConsoleLog parse_console(std::string_view text) {
   ConsoleLog log;
   int banners = 0;
   bool in_run = false;
+  std::string* proc = nullptr; // inside a BISECTD-PROC block: where its lines go
   for (const auto& raw : base::split_lines(text)) {
     bool is_kernel = false;
     auto line = strip_printk_time(raw, is_kernel);
@@ -97,11 +123,23 @@ ConsoleLog parse_console(std::string_view text) {
       continue;
     }
     auto trimmed = base::trim(line);
-    if (base::starts_with(trimmed, k_boot_marker)) {
+    if (proc != nullptr && !base::starts_with(trimmed, k_marker_prefix)) {
+      *proc += std::string(line) + "\n";
+      continue;
+    }
+    proc = nullptr; // any marker ends a /proc block, even one whose end marker was lost
+    if (trimmed == k_proc_end_marker) {
+      continue;
+    }
+    if (base::starts_with(trimmed, k_proc_marker)) {
+      proc = proc_block(log, trimmed);
+    } else if (base::starts_with(trimmed, k_boot_marker)) {
       log.booted = true;
       log.release = field(trimmed, "release").value_or("");
     } else if (base::starts_with(trimmed, k_run_begin_marker)) {
-      log.runs.push_back(ConsoleRun{static_cast<int>(log.runs.size()), "", false, -1, 0});
+      ConsoleRun run;
+      run.index = static_cast<int>(log.runs.size());
+      log.runs.push_back(std::move(run));
       in_run = true;
     } else if (base::starts_with(trimmed, k_run_end_marker)) {
       end_run(log, trimmed);
@@ -134,6 +172,8 @@ RunResult run_result(const ConsoleRun& run, const VisitRequest& request, const s
   result.index = run.index;
   result.seconds = run.seconds;
   result.metrics = parse_metrics(run.output, request.run.format);
+  // The benchmark's own metrics win a name clash: a job's primary metric is never a monitor's.
+  result.metrics.merge(monitors::system_metrics(request.run.monitors, run.before, run.after, run.seconds));
   result.log_path = request.log_dir / (boot_id + "-run" + std::to_string(run.index) + ".log");
   if (auto written = base::write_file_atomic(result.log_path, run.output); !written) {
     spdlog::warn("{}: {}", backend, written.error().message);

@@ -4,11 +4,15 @@
 //
 // /init prints, one per line:
 //   BISECTD-BOOT release=<uname -r>
-//   BISECTD-RUN-BEGIN <i>        ... the benchmark's output ...
+//   BISECTD-RUN-BEGIN <i>
+//   BISECTD-PROC before <file>   ... /proc/<file> ...   BISECTD-PROC-END   (each file of the run's monitors)
+//   ... the benchmark's output ...
+//   BISECTD-PROC after <file>    ... /proc/<file> ...   BISECTD-PROC-END
 //   BISECTD-RUN-END <i> rc=<exit code> start=<uptime> end=<uptime>
 //   BISECTD-DONE
 
 #include "lab/machine.hpp"
+#include "monitors/monitors.hpp"
 
 #include <string>
 #include <string_view>
@@ -20,13 +24,17 @@ inline constexpr std::string_view k_boot_marker = "BISECTD-BOOT";
 inline constexpr std::string_view k_run_begin_marker = "BISECTD-RUN-BEGIN";
 inline constexpr std::string_view k_run_end_marker = "BISECTD-RUN-END";
 inline constexpr std::string_view k_done_marker = "BISECTD-DONE";
+inline constexpr std::string_view k_proc_marker = "BISECTD-PROC";
+inline constexpr std::string_view k_proc_end_marker = "BISECTD-PROC-END";
 
 struct ConsoleRun {
   int index = 0;
   std::string output; // the run's lines, kernel (printk) lines left out
   bool ended = false; // its end marker was seen
   int exit_code = -1;
-  double seconds = 0; // guest uptime between the markers
+  double seconds = 0; // guest uptime around the benchmark
+  // The /proc files printed before and after the benchmark (the run's monitors), for monitors::system_metrics.
+  monitors::Snapshot before, after;
 };
 
 struct ConsoleLog {
@@ -44,7 +52,8 @@ ConsoleLog parse_console(std::string_view text);
 // than `expected_release` (not checked when that is empty).
 std::string boot_failure(const ConsoleLog& log, std::string_view expected_release);
 
-// One run of a booted visit as a RunResult: metrics parsed as the job says, the run's output kept in
+// One run of a booted visit as a RunResult: metrics parsed as the job says plus the monitors' metrics from the
+// run's /proc snapshots (the guest has no rusage of the run: no time.*), the run's output kept in
 // `request.log_dir` as BOOT_ID-runN.log, and why it failed (no end marker, non-zero exit, no primary metric).
 // `backend` names the machine kind in the warning logged when the log cannot be written.
 RunResult run_result(const ConsoleRun& run, const VisitRequest& request, const std::string& boot_id,

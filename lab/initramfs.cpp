@@ -6,6 +6,7 @@
 #include "base/hash.hpp"
 #include "base/process.hpp"
 #include "base/strings.hpp"
+#include "monitors/monitors.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -104,15 +105,26 @@ while IFS= read -r arg; do set -- "$@" "$arg"; done < /bisectd/argv
 while IFS= read -r assignment; do export "$assignment"; done < /bisectd/env
 runs=$(cat /bisectd/runs)
 limit=$(cat /bisectd/timeout)
+# The /proc files the job's monitors read (names from bisectd, one a line), printed whole between markers
+# outside the timed part of a run; a file this kernel lacks prints nothing.
+snapshot() {
+  while IFS= read -r file; do
+    echo "BISECTD-PROC $1 $file"
+    cat "/proc/$file" 2>/dev/null
+    echo "BISECTD-PROC-END"
+  done < /bisectd/proc
+}
 cd /tmp
 i=0
 while [ "$i" -lt "$runs" ]; do
   echo "BISECTD-RUN-BEGIN $i"
+  snapshot before
   start=$(cut -d' ' -f1 /proc/uptime)
   timeout -s KILL "$limit" "$@"
   rc=$?
   end=$(cut -d' ' -f1 /proc/uptime)
   echo
+  snapshot after
   echo "BISECTD-RUN-END $i rc=$rc start=$start end=$end"
   i=$((i + 1))
 done
@@ -162,11 +174,16 @@ Result<std::vector<CpioEntry>> job_entries(const RunSpec& run, int runs) {
     env += name + "=" + value + "\n";
   }
   auto timeout = std::to_string(std::max<long long>(1, run.timeout.count()));
+  std::string proc;
+  for (const auto& file : monitors::proc_files(run.monitors)) {
+    proc += file + "\n";
+  }
   using Kind = CpioEntry::Kind;
   return std::vector<CpioEntry>{{"bisectd/argv", Kind::file, 0644, argv},
                                 {"bisectd/env", Kind::file, 0644, env},
                                 {"bisectd/runs", Kind::file, 0644, std::to_string(runs) + "\n"},
-                                {"bisectd/timeout", Kind::file, 0644, timeout + "\n"}};
+                                {"bisectd/timeout", Kind::file, 0644, timeout + "\n"},
+                                {"bisectd/proc", Kind::file, 0644, proc}};
 }
 
 Result<std::string> gzip_bytes(const std::string& data) {

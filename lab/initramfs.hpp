@@ -41,7 +41,7 @@ struct InitramfsInputs {
 // Error: an input cannot be read.
 Result<std::vector<CpioEntry>> base_entries(const InitramfsInputs& inputs);
 
-// The per-visit entries: bisectd/{argv,env,runs,timeout}. Error (invalid_input): an empty command,
+// The per-visit entries: bisectd/{argv,env,runs,timeout,proc} (proc: the /proc files of the run's monitors). Error (invalid_input): an empty command,
 // an argument or env value with a newline or NUL, an invalid env name, or runs < 1.
 Result<std::vector<CpioEntry>> job_entries(const RunSpec& run, int runs);
 

@@ -92,7 +92,9 @@ LavaPhase lava_phase(const LavaJobStatus& status);
 Result<LavaJobStatus> parse_lava_job(const std::string& json);
 
 // The serial console in a job log (GET jobs/<id>/logs/: one `- {"dt": .., "lvl": .., "msg": ..}` line per
-// record, YAML double-quoted): the `msg` of every `target` record, one per line. Other records are skipped.
+// record, YAML double-quoted): the `msg` of every `target` and `feedback` record, one per line. Other records are
+// skipped. `feedback` is what the board printed while no action read it: after the `monitors` test matched its end
+// string LAVA powers off reading the rest, so /init's final marker is often only there.
 std::string lava_console(const std::string& log_yaml);
 
 // Every record of the log as "lvl: msg" lines (string messages only), for the visit's LAVA log.

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <charconv>
 #include <regex>
 
 namespace bisectd::lab {
@@ -16,11 +17,20 @@ Result<std::string> parse_yaml_double_quoted(const std::string& text, std::size_
     return make_error(ErrorCode::infra, "expected a double-quoted scalar");
   }
   std::string out;
-  auto hex = [&](std::size_t at, int digits) -> std::optional<unsigned long> {
-    if (at + static_cast<std::size_t>(digits) > text.size()) {
+  // Exactly `digits` hex digits naming a Unicode scalar value; anything else ("\xZZ", "\u+12f", a surrogate, a
+  // \U beyond U+10FFFF) is a bad escape, never an exception or invalid UTF-8 out of a log a lab wrote.
+  auto hex = [&](std::size_t at, int digits) -> std::optional<std::uint32_t> {
+    auto count = static_cast<std::size_t>(digits);
+    if (at + count > text.size()) {
       return std::nullopt;
     }
-    return std::stoul(text.substr(at, static_cast<std::size_t>(digits)), nullptr, 16);
+    std::uint32_t value = 0;
+    const char* first = text.data() + at;
+    auto [end, ec] = std::from_chars(first, first + count, value, 16);
+    if (ec != std::errc() || end != first + count || value > 0x10FFFF || (value >= 0xD800 && value <= 0xDFFF)) {
+      return std::nullopt;
+    }
+    return value;
   };
   for (std::size_t i = pos + 1; i < text.size(); ++i) {
     char c = text[i];
@@ -62,7 +72,7 @@ Result<std::string> parse_yaml_double_quoted(const std::string& text, std::size_
     if (!cp) {
       return make_error(ErrorCode::infra, "bad escape in a double-quoted scalar");
     }
-    base::append_utf8(out, static_cast<std::uint32_t>(*cp));
+    base::append_utf8(out, *cp);
     i += static_cast<std::size_t>(digits);
   }
   return make_error(ErrorCode::infra, "unterminated double-quoted scalar");
@@ -138,7 +148,7 @@ template <class Each> void each_record(const std::string& log_yaml, Each each) {
 std::string lava_console(const std::string& log_yaml) {
   std::string out;
   each_record(log_yaml, [&](const LogRecord& record) {
-    if (record.lvl == "target" && record.msg_is_string) {
+    if ((record.lvl == "target" || record.lvl == "feedback") && record.msg_is_string) {
       out += record.msg;
       out += '\n';
     }
@@ -165,7 +175,8 @@ std::string lava_error_type(const std::string& tests_json) {
   }
   static const std::regex k_error_type(R"(error_type:\s*'?([A-Za-z]+))");
   for (const auto& test : *list) {
-    if (!test.is_object() || test.value("name", "") != "job" || !test.contains("metadata") ||
+    // Types checked before reading: json's value() throws when "name" is there but not a string.
+    if (!test.is_object() || !test.contains("name") || test["name"] != "job" || !test.contains("metadata") ||
         !test["metadata"].is_string()) {
       continue;
     }

@@ -15,10 +15,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A run log keeps its first and last 4 MiB: a benchmark gone wild (100 MB of output) can fill neither the data dir
-// nor the daemon's memory, which reads the log whole to parse it; the results, printed last, stay in.
-constexpr std::size_t k_run_log_limit = 8 * 1024 * 1024;
-
 Status check_request(const MachineSpec& spec, const VisitRequest& request) {
   auto fail = [&](const std::string& what) {
     return make_error(ErrorCode::invalid_input, "machine " + spec.name + ": " + what);
@@ -49,7 +45,7 @@ base::Command make_command(const VisitRequest& request, const fs::path& log) {
   cmd.cwd = request.artifact_dir;
   cmd.timeout = request.run.timeout;
   cmd.stdout_path = log;
-  cmd.stdout_limit = k_run_log_limit;
+  cmd.stdout_limit = k_log_limit;
   cmd.stderr_to_stdout = true;
   cmd.cancel = request.cancel;
   cmd.sandbox = base::Sandbox{.writable = {}, .readable = {request.artifact_dir}};

@@ -61,6 +61,12 @@ struct VisitRequest {
   std::function<Status(const std::string& handle)> save_handle;
 };
 
+// The most a run log or a boot's console log keeps: its first and last halves, with a line saying how much was left
+// out between them (base::HeadTail). A benchmark or a kernel gone wild (100 MB of output, a printk storm) can fill
+// neither the data dir nor the daemon's memory, which reads these logs whole to parse them; results, printed last,
+// stay in.
+constexpr std::size_t k_log_limit = 8 * 1024 * 1024;
+
 struct RunResult {
   int index = 0;   // 0-based run number within the visit
   bool ok = false; // primary metric present and the run exited 0

@@ -135,6 +135,7 @@ Result<BootEnd> QemuMachine::boot(const VisitRequest& request, const fs::path& i
   base::Command cmd;
   cmd.argv = qemu_argv(m_settings, m_spec, kvm, request.artifact_dir / "bzImage", initrd);
   cmd.stdout_path = console;
+  cmd.stdout_limit = k_log_limit;
   cmd.stderr_to_stdout = true;
   cmd.timeout = visit_timeout(m_settings, request);
   std::atomic<bool> stop{false};

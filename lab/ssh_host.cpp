@@ -1,6 +1,7 @@
 #include "lab/ssh_host.hpp"
 
 #include "base/fs.hpp"
+#include "lab/machine.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -17,6 +18,9 @@ public:
   std::chrono::steady_clock::time_point now() override { return std::chrono::steady_clock::now(); }
 };
 
+// Below this much room left, the console is not reconnected again.
+constexpr std::uintmax_t k_min_console_room = 64 * 1024;
+
 } // namespace
 
 std::shared_ptr<HostCommands> real_host_commands() { return std::make_shared<RealHostCommands>(); }
@@ -30,9 +34,18 @@ ConsoleCapture::ConsoleCapture(HostCommands& host, const std::vector<std::string
   m_thread = std::jthread([this, &host, argv](std::stop_token token) {
     while (!token.stop_requested()) {
       m_started = true;
+      // Every reconnection appends: the whole log, not each connection, stays within the limit.
+      std::error_code ec;
+      auto size = std::filesystem::file_size(m_log, ec);
+      if (!ec && size + k_min_console_room > k_log_limit) {
+        (void)base::append_file(m_log, "\nbisectd: console log full (" + std::to_string(size) + " bytes): "
+                                       "no more is kept for this visit\n");
+        return;
+      }
       base::Command cmd;
       cmd.argv = argv;
       cmd.stdout_path = m_log;
+      cmd.stdout_limit = k_log_limit - (ec ? 0 : size);
       cmd.append = true;
       cmd.stderr_path = "/dev/null";
       cmd.cancel = &m_stop;

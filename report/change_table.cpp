@@ -63,8 +63,10 @@ std::string format_average(double average) {
 
 std::string format_stddev(double average, double stddev) {
   double percent = average != 0 ? 100 * stddev / average : stddev;
-  if (percent > 2) {
-    return strprintf(" \u00b1%*lld%%", k_err_width - 3, static_cast<long long>(percent));
+  // Samples near 1e300 average to infinity: no percentage is shown rather than casting it to an integer.
+  if (std::isfinite(percent) && percent > 2) {
+    return strprintf(" \u00b1%*lld%%", k_err_width - 3,
+                     static_cast<long long>(std::min(percent, 1e15))); // still fits the column's integer
   }
   return std::string(k_err_width, ' ');
 }

@@ -13,6 +13,8 @@ namespace bisectd::report {
 namespace {
 
 // A step of 1, 2 or 5 times a power of ten near `range / intervals`.
+constexpr double k_max_chart_value = 1e300;
+
 double nice_step(double range, int intervals) {
   double raw = range / std::max(intervals, 1);
   double power = std::pow(10.0, std::floor(std::log10(raw)));
@@ -36,7 +38,9 @@ public:
     m_first = (*std::min_element(points.begin(), points.end(), by_position))->position;
     m_last = (*std::max_element(points.begin(), points.end(), by_position))->position;
     m_labels.assign(static_cast<std::size_t>(m_height), "");
-    for (double tick = m_low; tick <= m_high + m_step * 0.5; tick += m_step) {
+    // At most one tick per row: a step lost in rounding can never make this loop run on.
+    int ticks = 0;
+    for (double tick = m_low; tick <= m_high + m_step * 0.5 && ticks < m_height; tick += m_step, ++ticks) {
       double shown = std::fabs(tick) < m_step * 1e-9 ? 0.0 : tick;
       auto& label = m_labels[static_cast<std::size_t>(row_of(tick))];
       label = strprintf("%g", shown);
@@ -129,7 +133,9 @@ std::string ascii_chart(const std::vector<ChartPoint>& points, std::string_view 
   std::vector<const ChartPoint*> finite;
   std::set<std::size_t> positions;
   for (const auto& point : points) {
-    if (std::isfinite(point.value)) {
+    // Beyond ±1e300 the axis arithmetic (range, padding, rounding to a step) overflows: such a value is left out
+    // like a non-finite one, so that a benchmark printing 1e308 cannot hang or break the report.
+    if (std::isfinite(point.value) && std::fabs(point.value) <= k_max_chart_value) {
       finite.push_back(&point);
       positions.insert(point.position);
     }

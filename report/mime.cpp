@@ -129,7 +129,11 @@ std::optional<Address> parse_address(std::string_view text) {
 }
 
 std::string format_address(const Address& address) {
-  return address.name.empty() ? address.addr : address.name + " <" + address.addr + ">";
+  // A bare address that contains '#' (valid in a local part) would read back as "addr # comment": bracket it.
+  if (address.name.empty()) {
+    return address.addr.find('#') == std::string::npos ? address.addr : "<" + address.addr + ">";
+  }
+  return address.name + " <" + address.addr + ">";
 }
 
 std::vector<std::string> encoded_words(std::string_view text) {

@@ -85,6 +85,10 @@ std::string random_token() {
 
 Status load_config_file(const fs::path& path, Config& config) {
   BISECTD_TRY_ASSIGN(auto text, base::read_file(path));
+  return parse_config(text, path, config);
+}
+
+Status parse_config(const std::string& text, const fs::path& path, Config& config) {
   YamlReader r(path);
   auto root = r.load(text);
   r.check_keys(root, "",
@@ -125,6 +129,10 @@ Status load_config_file(const fs::path& path, Config& config) {
 
 Result<std::vector<lab::MachineSpec>> load_lab_file(const fs::path& path) {
   BISECTD_TRY_ASSIGN(auto text, base::read_file(path));
+  return parse_lab(text, path);
+}
+
+Result<std::vector<lab::MachineSpec>> parse_lab(const std::string& text, const fs::path& path) {
   YamlReader r(path);
   auto root = r.load(text);
   r.check_keys(root, "", {"machines"});
@@ -137,6 +145,10 @@ Result<std::vector<lab::MachineSpec>> load_lab_file(const fs::path& path) {
   for (std::size_t i = 0; i < list.size(); ++i) {
     auto m = list[i];
     auto prefix = "machines[" + std::to_string(i) + "]";
+    if (!m.IsMap()) {
+      r.error(m, prefix, "must be a mapping like {name: m1, backend: local}");
+      continue;
+    }
     r.check_keys(m, prefix, {"name", "group", "backend", "description", "cpus", "memory_mb", "settings"});
     lab::MachineSpec spec;
     spec.name = r.string(m, prefix, "name", true).value_or("");

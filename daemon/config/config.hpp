@@ -37,9 +37,13 @@ struct Config {
 
 // Reads a bisectd.yaml file over `config`. Every bad key is reported, one per line, "file:line: key: what".
 Status load_config_file(const std::filesystem::path& path, Config& config);
+// The same from the file's text (`path` names it in errors and anchors relative paths): no file is read.
+Status parse_config(const std::string& text, const std::filesystem::path& path, Config& config);
 
 // Reads a lab file (configs/lab/*.yaml) into machine specs.
 Result<std::vector<lab::MachineSpec>> load_lab_file(const std::filesystem::path& path);
+// The same from the file's text (`path` names it in errors).
+Result<std::vector<lab::MachineSpec>> parse_lab(const std::string& text, const std::filesystem::path& path);
 
 // Fills what is still empty from the data dir (token file, mbox, one local machine...).
 Status finish_config(Config& config);

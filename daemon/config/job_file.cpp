@@ -151,11 +151,15 @@ void read_verify(YamlReader& r, const YAML::Node& root, Job& job) {
 void read_params(YamlReader& r, const YAML::Node& root, Job& job) {
   auto params = r.section(root, "", "params");
   for (const auto& entry : params) {
-    if (!entry.second.IsScalar()) {
-      r.error(entry.second, "params." + entry.first.as<std::string>(), "must be a scalar");
+    auto name = r.key(entry.first, "params");
+    if (!name) {
       continue;
     }
-    job.params.emplace_back(entry.first.as<std::string>(), entry.second.as<std::string>());
+    if (!entry.second.IsScalar()) {
+      r.error(entry.second, "params." + *name, "must be a scalar");
+      continue;
+    }
+    job.params.emplace_back(*name, entry.second.as<std::string>());
   }
 }
 

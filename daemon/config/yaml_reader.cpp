@@ -29,6 +29,14 @@ void YamlReader::error(const YAML::Node& node, const std::string& key, const std
   m_errors.push_back(m_file.string() + ":" + std::to_string(line > 0 ? line : 1) + ": " + key + ": " + what);
 }
 
+std::optional<std::string> YamlReader::key(const YAML::Node& key, const std::string& prefix) {
+  if (!key.IsScalar()) {
+    error(key, prefix.empty() ? "key" : prefix, "keys must be plain strings");
+    return std::nullopt;
+  }
+  return key.Scalar();
+}
+
 void YamlReader::check_keys(const YAML::Node& map, const std::string& prefix, const std::set<std::string>& known) {
   if (!map.IsMap()) {
     return;
@@ -38,9 +46,9 @@ void YamlReader::check_keys(const YAML::Node& map, const std::string& prefix, co
     list += (list.empty() ? "" : ", ") + k;
   }
   for (const auto& entry : map) {
-    auto key = entry.first.as<std::string>();
-    if (!known.contains(key)) {
-      error(entry.first, dotted(prefix, key), "unknown key (known: " + list + ")");
+    auto name = key(entry.first, prefix);
+    if (name && !known.contains(*name)) {
+      error(entry.first, dotted(prefix, *name), "unknown key (known: " + list + ")");
     }
   }
 }
@@ -99,11 +107,15 @@ YamlReader::string_map(const YAML::Node& map, const std::string& prefix, const s
   }
   std::map<std::string, std::string> out;
   for (const auto& entry : node) {
-    if (!entry.second.IsScalar()) {
-      error(entry.second, dotted(prefix, key + "." + entry.first.as<std::string>()), "must be a scalar");
+    auto name = this->key(entry.first, dotted(prefix, key));
+    if (!name) {
       continue;
     }
-    out[entry.first.as<std::string>()] = entry.second.as<std::string>();
+    if (!entry.second.IsScalar()) {
+      error(entry.second, dotted(prefix, key + "." + *name), "must be a scalar");
+      continue;
+    }
+    out[*name] = entry.second.as<std::string>();
   }
   return out;
 }
@@ -126,7 +138,9 @@ lab::Settings YamlReader::machine_settings(const YAML::Node& map, const std::str
   // Depth-first over nested maps; a key path is at most a few levels deep in any real lab file.
   std::vector<std::pair<std::string, YAML::Node>> pending;
   for (const auto& entry : root) {
-    pending.emplace_back(entry.first.as<std::string>(), entry.second);
+    if (auto name = key(entry.first, dotted(prefix, "settings"))) {
+      pending.emplace_back(*name, entry.second);
+    }
   }
   while (!pending.empty()) {
     auto [key, node] = pending.back();
@@ -135,7 +149,9 @@ lab::Settings YamlReader::machine_settings(const YAML::Node& map, const std::str
     lab::Setting setting{{}, false, location(m_file, node, dotted_key)};
     if (node.IsMap()) {
       for (const auto& entry : node) {
-        pending.emplace_back(key + "." + entry.first.as<std::string>(), entry.second);
+        if (auto name = this->key(entry.first, dotted_key)) {
+          pending.emplace_back(key + "." + *name, entry.second);
+        }
       }
       continue;
     }

@@ -25,6 +25,8 @@ public:
 
   // Records an error for `key` at `node`'s line.
   void error(const YAML::Node& node, const std::string& key, const std::string& what);
+  // A mapping key as text; a key that is not a plain scalar (`? [a, b]: x`) is an error under `prefix`.
+  std::optional<std::string> key(const YAML::Node& key, const std::string& prefix);
   // Records an error for every key of `map` not in `known`; `prefix` is the dotted path of `map`.
   void check_keys(const YAML::Node& map, const std::string& prefix, const std::set<std::string>& known);
 

@@ -48,7 +48,16 @@ lava_start() {
   local dir=$1
   mkdir -p "$dir"
   : >"$dir/pids"
+  # The scheduler drops privileges to lavaserver and then reopens its log: the directory must be traversable.
+  chmod 711 "$dir"
+  touch "$dir/scheduler.log"
+  chown lavaserver: "$dir/scheduler.log"
   lava_postgres_up || return 1
+  # A LAVA left running (by a killed test) would answer in place of this one, with another database state.
+  if curl -fsS -o /dev/null "$LAVA_URL/api/v0.2/system/version/" 2>/dev/null; then
+    echo "lava: something already answers at $LAVA_URL (a LAVA left running?)" >&2
+    return 1
+  fi
   (cd / && exec setsid gunicorn3 lava_server.wsgi -u lavaserver -g lavaserver --workers 2 --timeout 120 \
     --bind 127.0.0.1:8000) >>"$dir/gunicorn.log" 2>&1 &
   echo $! >>"$dir/pids"
@@ -71,16 +80,17 @@ scheduler.Command().run_from_argv(["lava-server", "lava-scheduler", "--log-file"
   echo $! >>"$dir/pids"
 }
 
-# lava_stop DIR: stops what lava_start started (each process group by its pid).
+# lava_stop DIR: stops what lava_start started (each process group by its pid; one already gone is no error, so
+# that a caller under `set -e` still stops the others).
 lava_stop() {
   local pid
   [ -f "$1/pids" ] || return 0
   while read -r pid; do
-    [ -n "$pid" ] && kill -TERM -- "-$pid" 2>/dev/null
+    [ -n "$pid" ] && { kill -TERM -- "-$pid" 2>/dev/null || true; }
   done <"$1/pids"
   sleep 2
   while read -r pid; do
-    [ -n "$pid" ] && kill -KILL -- "-$pid" 2>/dev/null
+    [ -n "$pid" ] && { kill -KILL -- "-$pid" 2>/dev/null || true; }
   done <"$1/pids"
   rm -f "$1/pids"
 }
@@ -90,21 +100,25 @@ lava_manage() { (cd / && lava-server manage "$@"); }
 
 # lava_setup DIR: the admin user and token (DIR/token), device type qemu, devices qemu01 and qemu02 (no KVM).
 lava_setup() {
-  local dir=$1 token device
-  lava_manage users list 2>/dev/null | grep -qw admin ||
+  local dir=$1 token device listed
+  # Lists are read whole before grep: `grep -q` closing the pipe early fails the pipeline under pipefail.
+  listed=$(lava_manage users list 2>/dev/null)
+  grep -qw admin <<<"$listed" ||
     lava_manage users add --superuser --staff --passwd admin-test admin >/dev/null || return 1
   token=$(lava_manage tokens list --user admin 2>/dev/null | sed -n 's/^\* \([a-z0-9]\{20,\}\).*/\1/p' | head -1)
   [ -n "$token" ] || token=$(lava_manage tokens add --user admin --description bisectd-test) || return 1
   printf '%s\n' "$token" >"$dir/token"
   # The notify callback's token: LAVA sends its value (DIR/callback-secret) in the callback's Authorization header.
-  if ! lava_manage tokens list --user admin 2>/dev/null | grep -q "(bisectd-callback)"; then
+  listed=$(lava_manage tokens list --user admin 2>/dev/null)
+  if ! grep -q "(bisectd-callback)" <<<"$listed"; then
     head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$dir/callback-secret"
     lava_manage tokens add --user admin --description bisectd-callback --secret "$(cat "$dir/callback-secret")" \
       >/dev/null || return 1
   else
     lava_manage tokens list --user admin | sed -n 's/^\* \([a-z0-9]*\) (bisectd-callback)$/\1/p' >"$dir/callback-secret"
   fi
-  lava_manage device-types list 2>/dev/null | grep -qw qemu || lava_manage device-types add qemu || return 1
+  listed=$(lava_manage device-types list 2>/dev/null)
+  grep -qw qemu <<<"$listed" || lava_manage device-types add qemu || return 1
   mkdir -p /etc/lava-server/dispatcher-config/devices
   for device in "${LAVA_DEVICES[@]}"; do
     cat >"/etc/lava-server/dispatcher-config/devices/$device.jinja2" <<EOF
@@ -113,7 +127,8 @@ lava_setup() {
 {% set memory = 512 %}
 {% set no_kvm = True %}
 EOF
-    lava_manage devices list 2>/dev/null | grep -qw "$device" ||
+    listed=$(lava_manage devices list 2>/dev/null)
+    grep -qw "$device" <<<"$listed" ||
       lava_manage devices add --device-type qemu --worker "$(hostname)" "$device" || return 1
     lava_manage devices update --health UNKNOWN "$device" >/dev/null 2>&1 || true
   done

@@ -6,6 +6,9 @@ BUILD_PACKAGES=(build-essential cmake ninja-build pkg-config git libgit2-dev lib
 TEST_PACKAGES=(python3-aiosmtpd sqlite3 ccache openssh-server openssh-client man-db groff-base zsh)
 KERNEL_PACKAGES=(linux-source-6.1 qemu-system-x86 busybox-static ccache bc flex bison libelf-dev libssl-dev cpio
   xz-utils kmod perl dropbear-bin kexec-tools openssh-sftp-server)
+# The libFuzzer targets (scripts/fuzz): clang 16 and its libFuzzer runtime. Not Debian 12's default clang 14: its
+# libstdc++ <expected> needs C++20 concepts that clang 14 lacks (std::expected is everywhere here).
+FUZZ_PACKAGES=(clang-16 libclang-rt-16-dev)
 # Installed only by the lava stage (tests/lava): a real LAVA server and dispatcher on this host (about 5 minutes).
 LAVA_PACKAGES=(postgresql lava-server lava-dispatcher)
 

@@ -5,7 +5,8 @@
 # Checks: wrong URL / wrong token fail machine creation with one line; slots = idle devices; a visit gives samples
 # (timed against the `qemu` backend on the same kernel); a bad artifact URL is Incomplete → infra; a visit killed
 # with SIGKILL while its job runs is resumed from the stored job id and followed to the end, not resubmitted (jobs
-# counted on the LAVA side). Then the bisection through bisectd (test_lava_bisect.py) when BISECTD_LAVA_BISECT=1.
+# counted on the LAVA side). Then the bisection through bisectd (test_lava_bisect.py; BISECTD_LAVA_BISECT=0 leaves it
+# out).
 # Needs root (packages, PostgreSQL); exit 125 (skip) when a prerequisite is missing. Timings: "timing: ..." lines.
 set -euo pipefail
 
@@ -17,6 +18,8 @@ source "$src/scripts/lib/packages.sh"
 source "$src/scripts/lib/lava.sh"
 root=${BISECTD_KERNEL_TEST_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/bisectd/kernel-test}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/lava-test.XXXXXX")
+# LAVA's scheduler runs as lavaserver and keeps its log under here.
+chmod 711 "$tmp"
 export LAVA_DIR=$tmp/lava
 failures=0
 
@@ -71,7 +74,8 @@ visit() { # visit OUT [tool args...]: one page_fault visit, 2 runs
   local out=$1
   shift
   "$tool" --artifacts "$artifacts" --log-dir "$tmp/logs" --release "$release" --runs 2 \
-    --primary page_fault.ops_per_sec --memory-mb 256 "$@" -- page_fault --seconds 1 >"$out" 2>>"$tmp/tool.log" || true
+    --primary page_fault.ops_per_sec --memory-mb 256 --monitors proc-vmstat,vmstat,interrupts,softirqs,meminfo "$@" \
+    -- page_fault --seconds 1 >"$out" 2>>"$tmp/tool.log" || true
 }
 
 note "machine creation: a wrong URL or token is one line, the right ones give slots = idle devices"
@@ -90,16 +94,20 @@ note "one visit on qemu and one on LAVA, same kernel: samples, and LAVA's overhe
 visit "$tmp/qemu" --backend qemu --setting accel=tcg
 expect "$tmp/qemu" outcome ok
 jobs_before=$(jobs_on_lava)
-visit "$tmp/lava" "${lava_settings[@]}"
-expect "$tmp/lava" outcome ok
-expect "$tmp/lava" runs 2
-expect "$tmp/lava" run0.ok 1
-expect "$tmp/lava" run1.ok 1
-awk -F': ' '$1 == "run0.page_fault.ops_per_sec" && $2 > 1000 { ok = 1 } END { exit !ok }' "$tmp/lava" ||
+visit "$tmp/lava-visit" "${lava_settings[@]}"
+expect "$tmp/lava-visit" outcome ok
+expect "$tmp/lava-visit" runs 2
+expect "$tmp/lava-visit" run0.ok 1
+expect "$tmp/lava-visit" run1.ok 1
+awk -F': ' '$1 == "run0.page_fault.ops_per_sec" && $2 > 1000 { ok = 1 } END { exit !ok }' "$tmp/lava-visit" ||
   fail "no plausible page_fault.ops_per_sec sample from LAVA"
-grep -q "BISECTD-BOOT release=$release" "$(value console_log "$tmp/lava")" || fail "the LAVA console lacks the marker"
+grep -q "BISECTD-BOOT release=$release" "$(value console_log "$tmp/lava-visit")" || fail "the LAVA console lacks the marker"
+for visit_out in "$tmp/qemu" "$tmp/lava-visit"; do # the guest's /proc snapshots around each run
+  grep -q "^run1\.meminfo\.MemFree: " "$visit_out" || fail "$visit_out: no meminfo.MemFree metric"
+  grep -q "^run1\.vmstat\.cpu\.sy: " "$visit_out" || fail "$visit_out: no vmstat.cpu.sy metric"
+done
 [[ $(jobs_on_lava) -eq $((jobs_before + 1)) ]] || fail "one visit is not one LAVA job"
-echo "timing: visit qemu $(value seconds "$tmp/qemu")s, lava $(value seconds "$tmp/lava")s"
+echo "timing: visit qemu $(value seconds "$tmp/qemu")s, lava $(value seconds "$tmp/lava-visit")s"
 
 note "a bad artifact URL: the job is Incomplete, the visit infra"
 mkdir -p "$tmp/publish"
@@ -127,17 +135,17 @@ expect "$tmp/resumed" outcome ok
 expect "$tmp/resumed" run1.ok 1
 [[ $(jobs_on_lava) -eq $((jobs_before + 1)) ]] || fail "the resumed visit submitted another job"
 
-if [[ ${BISECTD_LAVA_BISECT:-0} == 1 ]]; then
+if [[ ${BISECTD_LAVA_BISECT:-1} == 1 ]]; then
   note "the planted regression bisected by bisectd on LAVA devices"
   start=$(now)
   LAVA_TOKEN_FILE=$LAVA_DIR/token LAVA_CALLBACK_SECRET_FILE=$LAVA_DIR/callback-secret python3 "$src/tests/lava/test_lava_bisect.py" || fail "bisection on LAVA"
   echo "timing: bisection on LAVA $(elapsed "$start")s"
 fi
 
+trap - EXIT
+cleanup # before the logs go: LAVA's pids are listed there
 if ((failures > 0)); then
   echo "lava test: $failures failure(s); logs in $tmp"
-  trap - EXIT
-  cleanup
   exit 1
 fi
 rm -rf "$tmp"

@@ -1,12 +1,14 @@
 // lava_visit_tool: one visit through lab::make_machine on a real lab, for tests/lava/lava-test.sh.
 //   lava_visit_tool --backend lava|qemu --artifacts DIR --log-dir DIR [--release R] [--runs N] [--primary METRIC]
-//                   [--setting KEY=VALUE]... [--resume HANDLE] [--handle-file FILE] [--check-only] -- COMMAND ARGS...
+//                   [--setting KEY=VALUE]... [--resume HANDLE] [--handle-file FILE] [--monitors A,B,...]
+//                   [--check-only] -- COMMAND ARGS...
 // Prints `key: value` lines (outcome, message, boot_id, runs, run<i>.ok, run<i>.<metric>, seconds). --handle-file:
 // the visit's save_handle writes the handle there (the LAVA job id) before the visit waits. --check-only: create the
 // machine and print its slots, no visit. Exit 0 when the visit itself worked (whatever its outcome), 1 on an error
 // (printed as "error: <code>: <message>"), 2 on bad usage.
 
 #include "base/fs.hpp"
+#include "base/strings.hpp"
 #include "lab/machine.hpp"
 
 #include <chrono>
@@ -97,6 +99,11 @@ int main(int argc, char** argv) {
   request.run.command = args.rest;
   request.run.timeout = std::chrono::seconds(std::stoi(args.get("run-timeout", "60")));
   request.run.primary = args.get("primary");
+  for (const auto& monitor : base::split(args.get("monitors"), ',')) {
+    if (!monitor.empty()) {
+      request.run.monitors.insert(monitor);
+    }
+  }
   request.resume = args.get("resume");
   if (auto file = args.get("handle-file"); !file.empty()) {
     request.save_handle = [file](const std::string& handle) { return base::write_file_atomic(file, handle + "\n"); };

@@ -63,7 +63,8 @@ def test(env):
     # 1. A bad artifact URL: the base commit's first visit ends Incomplete on LAVA and is retried as infra.
     # A 404 from LAVA's own server: LAVA's validation fails at once (a closed port takes ~9 minutes of retries).
     env.start_daemon("--lab", write_lab(env, LAVA_URL + "/no-such-artifacts"))
-    env.ctl("tree", "add", "linux", repo, "--branch", "master", "--job", write_test_job(env), "--public")  # mail the author
+    env.ctl("tree", "add", "linux", repo, "--branch", "master", "--job", write_test_job(env, revert=False),
+            "--public")  # mail the author
 
     def infra_seen():
         progress(env, "bad artifact URL")

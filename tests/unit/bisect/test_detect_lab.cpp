@@ -59,6 +59,18 @@ DetectOptions without_lab() {
 // box1 measures commits 120-179 and box2 commits 300-339; box0 the rest.
 const Lab k_swaps{[](std::size_t i) { return i >= 120 && i < 180 ? 1 : (i >= 300 && i < 340 ? 2 : 0); }};
 
+// A lab whose level takes a random walk of `step` (relative) per commit over `n` commits.
+Lab random_walk_lab(std::uint64_t seed, double step, std::size_t n) {
+  Noise walk(seed);
+  std::vector<double> level(n, 0.0);
+  for (std::size_t i = 1; i < level.size(); ++i) {
+    level[i] = level[i - 1] + step * walk.normal();
+  }
+  Lab lab;
+  lab.drift = [level](std::size_t i) { return level[i]; };
+  return lab;
+}
+
 } // namespace
 
 TEST_CASE("lab: machine offsets are estimated against the reference box", "[detect][lab]") {
@@ -117,13 +129,7 @@ TEST_CASE("lab: a step seen on both interleaved machines is found; one box alone
 TEST_CASE("lab: slow drift of the lab level is not a change point", "[detect][lab]") {
   std::size_t ours = 0, plain = 0;
   for (std::uint64_t seed = 1; seed <= 10; ++seed) {
-    Noise walk(seed + 100);
-    std::vector<double> level(600, 0.0);
-    for (std::size_t i = 1; i < level.size(); ++i) {
-      level[i] = level[i - 1] + 0.001 * walk.normal(); // 0.1% per commit: ~2.4% over 600 commits
-    }
-    Lab drifting;
-    drifting.drift = [level](std::size_t i) { return level[i]; };
+    const Lab drifting = random_walk_lab(seed + 100, 0.001, 600); // 0.1% per commit: ~2.4% over 600 commits
     const std::vector<SeriesPoint> series = lab_series(600, {}, 0.01, seed, drifting);
     ours += detect_change_points(series, DetectOptions{}).size();
     plain += detect_change_points(series, without_lab()).size();
@@ -133,6 +139,20 @@ TEST_CASE("lab: slow drift of the lab level is not a change point", "[detect][la
   // threefold but not to zero (detect-sim: ~1 per 1000 commits on its drift kind, target 0.5).
   CHECK(ours <= 6);
   CHECK(3 * ours <= plain);
+}
+
+TEST_CASE("lab: a weak random walk of the lab level around a real step gives exactly that step", "[detect][lab]") {
+  // 0.07 run sigma per commit: the variogram of the residuals cannot tell it from noise, the local-level
+  // likelihood can.
+  std::size_t found = 0, other = 0;
+  for (std::uint64_t seed = 1; seed <= 10; ++seed) {
+    const Lab drifting = random_walk_lab(seed + 200, 0.0007, 600);
+    for (const ChangePoint& cp : detect_change_points(lab_series(600, {{300, 0.03}}, 0.01, seed, drifting), {})) {
+      (near(cp.index, 300, 3) ? found : other) += 1;
+    }
+  }
+  CHECK(found == 10);
+  CHECK(other == 0);
 }
 
 TEST_CASE("lab: a real step on a drifting lab is still found", "[detect][lab]") {

@@ -2,6 +2,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+
+#include <unistd.h>
+
 using namespace bisectd;
 
 namespace {
@@ -32,6 +36,8 @@ TEST_CASE("lab::parse_console reads markers, runs and their output", "[kernel]")
   CHECK(log.done);
   CHECK(log.crash.empty());
   REQUIRE(log.runs.size() == 2);
+  CHECK(log.runs[0].index == 0);
+  CHECK(log.runs[1].index == 1);
   CHECK(log.runs[0].ended);
   CHECK(log.runs[0].exit_code == 0);
   CHECK(log.runs[0].seconds == Approx(1.07));
@@ -41,6 +47,59 @@ TEST_CASE("lab::parse_console reads markers, runs and their output", "[kernel]")
   CHECK(log.runs[1].output.find("oops") != std::string::npos);
   CHECK(lab::boot_failure(log, "6.1.192-gabc").empty());
   CHECK(lab::boot_failure(log, "").empty());
+}
+
+TEST_CASE("lab::parse_console keeps a run's /proc snapshots apart from its output", "[kernel]") {
+  const std::string console = "BISECTD-BOOT release=6.1.192-gabc\r\n"
+                              "BISECTD-RUN-BEGIN 0\r\n"
+                              "BISECTD-PROC before meminfo\r\n"
+                              "MemTotal:         236420 kB\r\n"
+                              "MemFree:          214332 kB\r\n"
+                              "BISECTD-PROC-END\r\n"
+                              "BISECTD-PROC before stat\r\n"
+                              "cpu  10 0 20 1000 0 0 0 0 0 0\r\n"
+                              "intr 500\r\n"
+                              "ctxt 100\r\n"
+                              "BISECTD-PROC-END\r\n"
+                              "page_fault.ops_per_sec: 96886.4\r\n"
+                              "\r\n"
+                              "BISECTD-PROC after meminfo\r\n"
+                              "MemTotal:         236420 kB\r\n"
+                              "[    2.000000] a printk line inside the block\r\n"
+                              "MemFree:          200000 kB\r\n"
+                              "BISECTD-PROC-END\r\n"
+                              "BISECTD-PROC after stat\r\n"
+                              "cpu  10 0 120 1100 0 0 0 0 0 0\r\n"
+                              "intr 900\r\n"
+                              "ctxt 300\r\n"
+                              // the end marker is lost: the run's end marker closes the block
+                              "BISECTD-RUN-END 0 rc=0 start=1.0 end=3.0\r\n"
+                              "BISECTD-PROC after stat\r\n" // outside any run it belongs to the last one: ignored
+                              "BISECTD-PROC-END\r\n"
+                              "BISECTD-DONE\r\n";
+  auto log = lab::parse_console(console);
+  REQUIRE(log.runs.size() == 1);
+  const auto& run = log.runs[0];
+  CHECK(run.output == "page_fault.ops_per_sec: 96886.4\n\n");
+  CHECK(run.before.files.at("meminfo") == "MemTotal:         236420 kB\nMemFree:          214332 kB\n");
+  CHECK(run.after.files.at("meminfo") == "MemTotal:         236420 kB\nMemFree:          200000 kB\n");
+  CHECK(run.after.files.at("stat").find("ctxt 300") != std::string::npos);
+  CHECK(run.ended);
+  CHECK(run.seconds == Approx(2.0));
+
+  lab::VisitRequest request;
+  request.log_dir = std::filesystem::temp_directory_path();
+  request.run.primary = "page_fault.ops_per_sec";
+  request.run.monitors = {"meminfo", "vmstat"};
+  auto result = lab::run_result(run, request, "console-test-" + std::to_string(::getpid()), "test");
+  std::filesystem::remove(result.log_path);
+  CHECK(result.ok);
+  CHECK(result.metrics.at("page_fault.ops_per_sec") == Approx(96886.4));
+  CHECK(result.metrics.at("meminfo.MemFree") == Approx(200000));
+  CHECK(result.metrics.at("vmstat.system.cs") == Approx(100)); // 200 switches over 2 s of guest uptime
+  CHECK(result.metrics.at("vmstat.system.in") == Approx(200));
+  CHECK(result.metrics.at("vmstat.cpu.sy") == Approx(50)); // 100 of 200 ticks in system time
+  CHECK_FALSE(result.metrics.contains("proc-vmstat.pgfault")); // not asked for, and not printed
 }
 
 TEST_CASE("lab::parse_console spots crashes", "[kernel]") {
@@ -74,4 +133,20 @@ TEST_CASE("lab::boot_failure: no marker, wrong kernel", "[kernel]") {
   auto other = lab::parse_console("BISECTD-BOOT release=6.1.192-gdeadbeef0000\n");
   CHECK(lab::boot_failure(other, "6.1.192-g0123456789ab") ==
         "booted kernel is '6.1.192-gdeadbeef0000', expected '6.1.192-g0123456789ab'");
+}
+
+// Found by tests/fuzz/console: "rc=1e30" overflowed a float-to-int conversion (undefined behaviour). An exit status
+// that is not a whole number in range is unknown (-1): the run fails rather than passing as rc=0.
+TEST_CASE("lab::parse_console: an exit status out of range or not a number is unknown", "[kernel]") {
+  auto log = lab::parse_console("BISECTD-BOOT release=r\n"
+                                "BISECTD-RUN-BEGIN 0\nBISECTD-RUN-END 0 rc=33333333333333333333333333333 start=1 end=2\n"
+                                "BISECTD-RUN-BEGIN 1\nBISECTD-RUN-END 1 rc=1e30 start=1 end=2\n"
+                                "BISECTD-RUN-BEGIN 2\nBISECTD-RUN-END 2 rc=zero start=1 end=2\n"
+                                "BISECTD-RUN-BEGIN 3\nBISECTD-RUN-END 3 rc=-2 start=1 end=2\n");
+  REQUIRE(log.runs.size() == 4);
+  CHECK(log.runs[0].exit_code == -1);
+  CHECK(log.runs[1].exit_code == -1);
+  CHECK(log.runs[2].exit_code == -1);
+  CHECK(log.runs[3].exit_code == -2);
+  CHECK(log.runs[3].ended);
 }

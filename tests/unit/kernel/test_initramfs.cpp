@@ -94,12 +94,21 @@ TEST_CASE("lab::job_entries carries argv as data, one argument per line", "[kern
   run.timeout = std::chrono::seconds(90);
   auto entries = lab::job_entries(run, 3);
   REQUIRE(entries);
-  REQUIRE(entries->size() == 4);
+  REQUIRE(entries->size() == 5);
   CHECK((*entries)[0].path == "bisectd/argv");
   CHECK((*entries)[0].data == "page_fault\n--seconds\n2\n$(reboot -f); echo 'x'\n");
   CHECK((*entries)[1].data == "LANG=C\n");
   CHECK((*entries)[2].data == "3\n");
   CHECK((*entries)[3].data == "90\n");
+  CHECK((*entries)[4].path == "bisectd/proc");
+  CHECK((*entries)[4].data.empty()); // no monitors: /init prints no /proc snapshot
+
+  SECTION("the /proc files of the run's monitors, one a line") {
+    run.monitors = {"proc-vmstat", "meminfo", "time"};
+    auto with_monitors = lab::job_entries(run, 1);
+    REQUIRE(with_monitors);
+    CHECK((*with_monitors)[4].data == "meminfo\nvmstat\n"); // time has no /proc file: the guest has no rusage
+  }
 
   SECTION("rejected inputs") {
     run.command = {"bench", "two\nlines"};
@@ -120,6 +129,12 @@ TEST_CASE("lab::init_script reads the job without evaluating it", "[kernel]") {
   CHECK(script.find("eval") == std::string::npos);
   CHECK(script.find("echo \"BISECTD-BOOT release=$(uname -r)\"") != std::string::npos);
   CHECK(script.find("reboot -f") != std::string::npos);
+  // The snapshots are outside the timed part: before `start=` and after `end=`.
+  auto before = script.find("snapshot before"), start = script.find("start=$(cut"), end = script.find("end=$(cut"),
+       after = script.find("snapshot after");
+  CHECK(before < start);
+  CHECK(end < after);
+  CHECK(after != std::string::npos);
 }
 
 TEST_CASE("lab::cached_base_image is made once and gunzips to the archive", "[kernel]") {

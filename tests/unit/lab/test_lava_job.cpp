@@ -189,7 +189,7 @@ TEST_CASE("lab::lava_phase and parse_lava_job", "[lab][lava]") {
   CHECK_FALSE(lab::parse_lava_job("<html>502</html>"));
 }
 
-TEST_CASE("lab::lava_console reads target lines of a LAVA job log", "[lab][lava]") {
+TEST_CASE("lab::lava_console reads target and feedback lines of a LAVA job log", "[lab][lava]") {
   std::string log =
     R"(- {"dt": "2026-12-02T01:00:00.1", "lvl": "info", "msg": "lava-dispatcher, installed at version: 2023.01"})"
     "\n"
@@ -202,7 +202,10 @@ TEST_CASE("lab::lava_console reads target lines of a LAVA job log", "[lab][lava]
     R"(- {"dt": "2026-12-02T01:00:01.2", "lvl": "results", "msg": {"case": "job", "result": "pass"}})"
     "\n"
     "not a record\n"
-    R"(- {"dt": "2026-12-02T01:00:01.3", "lvl": "target", "msg": "BISECTD-DONE"})";
+    R"(- {"dt": "2026-12-02T01:00:01.3", "lvl": "info", "msg": "ok: end string found, lava test monitoring stopped"})"
+    "\n"
+    // After the monitor stopped, LAVA read the rest of the console as feedback while powering off.
+    R"(- {"dt": "2026-12-02T01:00:01.4", "lvl": "feedback", "msg": "BISECTD-DONE"})";
   CHECK(lab::lava_console(log) ==
         "Linux version 6.1.192\nsay \"hi\"\tthere \x1b[0m A\xc3\xa9 back\\slash\nBISECTD-DONE\n");
   auto text = lab::lava_log_text(log);
@@ -212,6 +215,30 @@ TEST_CASE("lab::lava_console reads target lines of a LAVA job log", "[lab][lava]
   std::string quoted = R"("unterminated \"x)";
   std::size_t pos = 0;
   CHECK_FALSE(lab::parse_yaml_double_quoted(quoted, pos));
+}
+
+// Found by tests/fuzz/console: "\xZZ" made std::stoul throw out of lava_console (and so out of a visit).
+TEST_CASE("lab::parse_yaml_double_quoted: bad hex escapes are errors, not exceptions", "[lab][lava]") {
+  for (std::string bad : {R"("\xZZ")", R"("\x+1")", R"("\u -12")", R"("\u0x12")", R"("\ud800")", R"("\U00110000")",
+                          R"("\x4")"}) {
+    std::size_t pos = 0;
+    auto parsed = lab::parse_yaml_double_quoted(bad, pos);
+    REQUIRE_FALSE(parsed.has_value());
+    CHECK(parsed.error().message == "bad escape in a double-quoted scalar");
+  }
+  std::size_t pos = 0;
+  CHECK(lab::parse_yaml_double_quoted(R"("\x41\u00e9\U0001F600")", pos) == std::string("A\xc3\xa9\xf0\x9f\x98\x80"));
+  // A record with a bad escape is skipped; the records around it are kept.
+  CHECK(lab::lava_console("- {\"lvl\": \"target\", \"msg\": \"a\"}\n"
+                          "- {\"lvl\": \"target\", \"msg\": \"\\xZZ\"}\n"
+                          "- {\"lvl\": \"target\", \"msg\": \"b\"}\n") == "a\nb\n");
+}
+
+// Found by tests/fuzz/console: a result whose "name" is not a string made json's value() throw out of
+// lava_error_type.
+TEST_CASE("lab::lava_error_type: fields of the wrong type are skipped", "[lab][lava]") {
+  CHECK(lab::lava_error_type(R"([{"name": 999999999.9}, {"name": ["job"]}, {"name": "job", "metadata": 3}])").empty());
+  CHECK(lab::lava_error_type(R"([{"name": 7}, {"name": "job", "metadata": "error_type: Bug"}])") == "Bug");
 }
 
 TEST_CASE("lab::lava_error_type", "[lab][lava]") {

@@ -31,6 +31,11 @@ TEST_CASE("report: LKP number formats", "[report][table]") {
     CHECK(format_change_row({"m", {98, 102}, {100, 100}}).substr(10, 6) == "      ");
     CHECK(format_change_row({"m", {97.5, 102.5}, {100, 100}}).substr(10, 7) == " \u00b1  2%");
   }
+  SECTION("samples whose mean or spread overflows: no ±, no undefined integer cast (a fuzzer's crash)") {
+    auto row = format_change_row({"m", {1e308, 1.7e308, -1e308}, {1e300, 1e300}});
+    CHECK(row.find("m") != std::string::npos);
+    CHECK(row.find("\u00b1") == std::string::npos);
+  }
   SECTION("change: %+.1f%% below 1e5, %.2g from there on") {
     CHECK(format_change_row({"m", {100}, {100}}).find("      +0.0% ") != std::string::npos);
     CHECK(format_change_row({"m", {1}, {2000}}).find("    +2e+05% ") != std::string::npos);

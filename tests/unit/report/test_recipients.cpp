@@ -1,3 +1,4 @@
+#include "report/mime.hpp"
 #include "report/recipients.hpp"
 
 #include <catch2/catch.hpp>
@@ -74,4 +75,25 @@ TEST_CASE("report::is_recipient_trailer", "[report][recipients]") {
   CHECK_FALSE(is_recipient_trailer("Cc"));
   CHECK_FALSE(is_recipient_trailer("Suggested-by"));
   CHECK_FALSE(is_recipient_trailer("Link"));
+}
+
+// Found by tests/fuzz/recipients: "Tested-by: <#x@y.z>" gave the recipient "#x@y.z", which reads back as an empty
+// address and a "# comment", so the mail's headers dropped someone the envelope still named.
+TEST_CASE("report::compute_recipients: an address with '#' reads back as itself", "[report][recipients]") {
+  Commit commit;
+  commit.author = Person{"", "####@y.z"};
+  commit.trailers = {{"Tested-by", "<x#1@example.org>"}};
+  auto recipients = compute_recipients(commit, {}, {"<list#x@example.org>"}, {}, false);
+  REQUIRE(recipients.to.size() == 2);
+  REQUIRE(recipients.cc.size() == 1);
+  for (const auto* list : {&recipients.to, &recipients.cc}) {
+    for (const auto& entry : *list) {
+      auto address = parse_address(entry);
+      REQUIRE(address.has_value());
+      CHECK(format_address(*address) == entry);
+    }
+  }
+  CHECK(parse_address(recipients.to[0])->addr == "####@y.z");
+  CHECK(parse_address(recipients.to[1])->addr == "x#1@example.org");
+  CHECK(parse_address(recipients.cc[0])->addr == "list#x@example.org");
 }

@@ -1,0 +1,20 @@
+// A boot's serial console (lab/console) and LAVA's job log and results (lab/lava_log, lab/lava_job): text the
+// kernel under test and a remote lab write, so anything at all.
+#include "fuzz_support.hpp"
+#include "lab/console.hpp"
+#include "lab/lava_job.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  auto text = bisectd::fuzz::text(data, size);
+  auto log = bisectd::lab::parse_console(text);
+  (void)bisectd::lab::boot_failure(log, "6.1.0");
+  for (const auto& run : log.runs) {
+    bisectd::fuzz::check(run.output.size() <= text.size(), "a run's output longer than the console");
+  }
+  auto console = bisectd::lab::lava_console(text);
+  (void)bisectd::lab::parse_console(console);
+  (void)bisectd::lab::lava_log_text(text);
+  (void)bisectd::lab::lava_error_type(text);
+  (void)bisectd::lab::parse_lava_job(text);
+  return 0;
+}
