@@ -58,6 +58,7 @@ DetectionRow read_detection(const Statement& s) {
 constexpr std::string_view k_report_columns =
   "r.id, r.bisection_id, r.subject, r.sender, r.to_list, r.cc_list, r.message_id, COALESCE(r.in_reply_to, ''), "
   "r.body, r.text, r.created_at, COALESCE(o.state = 'sent', 0), COALESCE(r.repeat_of, 0), r.text_all";
+constexpr int k_report_column_count = 14;
 
 ReportRow read_report(const Statement& s) {
   return ReportRow{s.column_int(0),
@@ -374,9 +375,10 @@ Result<std::vector<std::pair<OutboxRow, ReportRow>>> mail_where(Connection& conn
       "FROM outbox o JOIN reports r ON o.report_id = r.id WHERE " +
       where + " ORDER BY o.id",
     params, [](const Statement& s) {
-      OutboxRow o{
-        s.column_int(13), s.column_int(14), parse_outbox_state(s.column_text(15)).value_or(OutboxState::failed),
-        s.column_int(16), s.column_int(17), s.column_text(18)};
+      constexpr int k = k_report_column_count; // the outbox's columns follow the report's
+      OutboxRow o{s.column_int(k), s.column_int(k + 1),
+                  parse_outbox_state(s.column_text(k + 2)).value_or(OutboxState::failed), s.column_int(k + 3),
+                  s.column_int(k + 4), s.column_text(k + 5)};
       return std::pair{o, read_report(s)};
     });
 }
