@@ -1,5 +1,6 @@
 #include "cli/cmd_info.hpp"
 
+#include "base/glob.hpp"
 #include "base/strings.hpp"
 #include "cli/format.hpp"
 #include "cli/table.hpp"
@@ -21,6 +22,9 @@ struct InfoOptions {
   std::string commit;
   std::string tree;
   std::string job;
+  std::string metric; // results: a glob on metric names
+  std::string other;  // compare: the second commit
+  bool all = false;   // compare: every significant row
   bool json = false;
 };
 
@@ -66,20 +70,49 @@ Status get_and_print(Context& context, const std::string& path, bool json,
   return {};
 }
 
-Status results(Context& context, const InfoOptions& options) {
-  bool sha = options.commit.size() >= 7 && options.commit.find_first_not_of("0123456789abcdef") == std::string::npos;
-  if (!sha && options.tree.empty()) { // a ref means something only in one tree's mirror
+// A sha (7+ hex characters) or, with --tree, a ref; `what` names the argument in the error.
+Status validate_commit(const std::string& commit, const std::string& tree, const std::string& what) {
+  bool sha = commit.size() >= 7 && commit.find_first_not_of("0123456789abcdef") == std::string::npos;
+  if (!sha && tree.empty()) { // a ref means something only in one tree's mirror
     return make_error(ErrorCode::invalid_input,
-                      "COMMIT '" + options.commit + "': a ref needs --tree (or give a sha, 7+ hex characters)");
+                      what + " '" + commit + "': a ref needs --tree (or give a sha, 7+ hex characters)");
   }
-  if (options.commit.empty() || options.commit.find_first_of(" \n\t") != std::string::npos) {
-    return make_error(ErrorCode::invalid_input, "COMMIT '" + options.commit + "' is not a revision");
+  if (commit.empty() || commit.find_first_of(" \n\t") != std::string::npos) {
+    return make_error(ErrorCode::invalid_input, what + " '" + commit + "' is not a revision");
   }
+  return {};
+}
+
+Status results(Context& context, const InfoOptions& options) {
+  BISECTD_TRY(validate_commit(options.commit, options.tree, "COMMIT"));
   if (!options.tree.empty()) {
     BISECTD_TRY(validate_name(options.tree, "--tree"));
   }
-  std::string path = "/api/v1/results/" + url_encode(options.commit) + query_string({{"tree", options.tree}});
+  if (auto bad = base::glob_error(options.metric); !options.metric.empty() && bad) {
+    return make_error(ErrorCode::invalid_input, "--metric '" + options.metric + "': " + *bad);
+  }
+  std::string path = "/api/v1/results/" + url_encode(options.commit) +
+                     query_string({{"tree", options.tree}, {"metric", options.metric}});
   return get_and_print(context, path, options.json, render_results);
+}
+
+Status compare(Context& context, const InfoOptions& options) {
+  BISECTD_TRY(validate_commit(options.commit, options.tree, "A"));
+  BISECTD_TRY(validate_commit(options.other, options.tree, "B"));
+  if (!options.tree.empty()) {
+    BISECTD_TRY(validate_name(options.tree, "--tree"));
+  }
+  if (!options.job.empty()) {
+    BISECTD_TRY(validate_name(options.job, "--job"));
+  }
+  std::string path = "/api/v1/compare" + query_string({{"a", options.commit},
+                                                       {"b", options.other},
+                                                       {"job", options.job},
+                                                       {"tree", options.tree},
+                                                       {"all", options.all ? "1" : ""}});
+  return get_and_print(context, path, options.json, [](const nlohmann::json& reply) {
+    return reply.contains("text") && reply["text"].is_string() ? reply["text"].get<std::string>() : reply.dump(2);
+  });
 }
 
 Status noise(Context& context, const InfoOptions& options) {
@@ -215,7 +248,19 @@ void register_info_commands(CLI::App& app, Context& context, Registry& registry)
   command->add_option("COMMIT", results_options->commit, "sha or prefix (7+ hex characters), or a ref with --tree")
     ->required();
   command->add_option("--tree", results_options->tree, "only this tree");
+  command->add_option("--metric", results_options->metric,
+                      "only metrics whose names match this glob ('proc-vmstat.*', 'time.*_time', 'vmstat.cpu.[us]?')");
   registry.add(command, [&context, results_options] { return results(context, *results_options); });
+
+  auto compare_options =
+    add_json_command(app, "compare", "LKP comparison table of two measured commits (significant changes)", command);
+  command->add_option("A", compare_options->commit, "the base commit: sha or prefix (7+ hex), or a ref with --tree")
+    ->required();
+  command->add_option("B", compare_options->other, "the commit compared with A")->required();
+  command->add_option("--job", compare_options->job, "the job whose samples to compare (default: the only one)");
+  command->add_option("--tree", compare_options->tree, "resolve refs in this tree; only its samples");
+  command->add_flag("--all", compare_options->all, "every significant row (default: at most 30)");
+  registry.add(command, [&context, compare_options] { return compare(context, *compare_options); });
 
   auto noise_options = add_json_command(app, "noise", "noise model of a job's metrics", command);
   command->add_option("--tree", noise_options->tree, "tree name")->required();

@@ -17,6 +17,7 @@ constexpr std::size_t k_recent_events = 10;
 struct IdOptions {
   std::string id;
   bool json = false;
+  bool all = false; // report: every significant row of the table
 };
 
 void line(std::ostringstream& out, const char* label, const std::string& value) {
@@ -186,7 +187,7 @@ Status show(Context& context, const IdOptions& options) {
 
 Status report(Context& context, const IdOptions& options) {
   BISECTD_TRY_ASSIGN(long long id, parse_id(options.id));
-  std::string path = "/api/v1/bisections/" + std::to_string(id) + "/report";
+  std::string path = "/api/v1/bisections/" + std::to_string(id) + "/report" + (options.all ? "?all=1" : "");
   BISECTD_TRY_ASSIGN(nlohmann::json reply, context.reader().get_json(path));
   if (options.json) {
     context.print_json(reply);
@@ -240,6 +241,8 @@ void register_show_commands(CLI::App& app, Context& context, Registry& registry)
 
   auto report_options = std::make_shared<IdOptions>();
   CLI::App* report_command = add_id_command(app, "report", "print the report mail of a bisection", *report_options);
+  report_command->add_flag("--all", report_options->all,
+                           "with every significant row of the comparison table (the mail shows at most 30)");
   registry.add(report_command, [&context, report_options] { return report(context, *report_options); });
 }
 

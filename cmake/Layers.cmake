@@ -9,7 +9,7 @@
 #   system headers:   "std" = C++ standard headers only (<vector>, <cmath>: no '.h', no '/'); "posix" = any.
 # The longest folder that contains a file decides its layer (daemon/watch/x.cpp is daemon/watch, not daemon).
 
-set(BISECTD_PURE_BASE "base/error.hpp base/strings.hpp base/units.hpp base/hash.hpp")
+set(BISECTD_PURE_BASE "base/error.hpp base/strings.hpp base/units.hpp base/hash.hpp base/glob.hpp")
 set(BISECTD_THIRD_PARTY
   "git2=git2(\\.h|/)" "sqlite=sqlite3\\.h" "boost=boost/" "curl=curl/" "yaml=yaml-cpp/" "spdlog=spdlog/"
   "fmt=fmt/" "json=nlohmann/" "cli11=CLI/" "catch2=catch2/")

@@ -152,4 +152,18 @@ std::string table_notes(std::size_t hidden, std::string_view more_command,
   return out;
 }
 
+std::string render_comparison(std::string_view job, const Commit& a, const Commit& b, const TableRows& table,
+                              std::string_view more_command, const std::vector<std::string>& unavailable) {
+  auto commit_line = [](const Commit& c) {
+    std::string subject = single_line(c.subject);
+    return "  " + single_line(c.sha).substr(0, 10) + (subject.empty() ? "" : " (\"" + subject + "\")") + "\n";
+  };
+  std::string out = "job: " + metric_label(job) + "\ncommit:\n" + commit_line(a) + commit_line(b) + "\n";
+  if (table.rows.empty()) {
+    return out + "(no row: no metric of both commits changed beyond its noise)\n" +
+           table_notes(table.hidden, more_command, unavailable);
+  }
+  return out + format_change_table(a.sha, b.sha, table.rows) + table_notes(table.hidden, more_command, unavailable);
+}
+
 } // namespace bisectd::report

@@ -45,4 +45,9 @@ std::vector<std::string> unavailable_monitors(const std::vector<std::string>& mo
 // monitors: interrupts, softirqs (no metric on any run)" when some gave nothing; each line ends with '\n'.
 std::string table_notes(std::size_t hidden, std::string_view more_command, const std::vector<std::string>& unavailable);
 
+// `bisectctl compare`'s text: the job and runs, the two commits as the report names them (`sha10 ("subject")`,
+// `a` first: the base), the table of `table` (headed by both shas) and its notes. Lines end with '\n'.
+std::string render_comparison(std::string_view job, const Commit& a, const Commit& b, const TableRows& table,
+                              std::string_view more_command, const std::vector<std::string>& unavailable);
+
 } // namespace bisectd::report

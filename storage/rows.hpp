@@ -118,6 +118,7 @@ struct ReportRow {
   std::string subject, sender;
   std::vector<std::string> to, cc;
   std::string message_id, in_reply_to, body, text;
+  std::string text_all; // the message with every row of its table (`report --all`); "" when `text` has them all
   std::int64_t created_at = 0;
   bool sent = false;
   std::int64_t repeat_of = 0; // the earlier report of the same culprit (tree, job) it answers; 0: none.

@@ -132,6 +132,11 @@ CREATE INDEX bisections_culprit ON bisections(tree, job, culprit);
 ALTER TABLE bisections ADD COLUMN boots INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE bisections ADD COLUMN runs_reused INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE bisections ADD COLUMN reused_earlier INTEGER NOT NULL DEFAULT 0; -- of phases before a merge recursion
+)sql",
+  // 8: the report with every significant row of its comparison table (the mail caps them); '' when the mail
+  // already has them all.
+  R"sql(
+ALTER TABLE reports ADD COLUMN text_all TEXT NOT NULL DEFAULT '';
 )sql"};
 
 Result<int> current_version(Connection& connection) {

@@ -57,7 +57,8 @@ DetectionRow read_detection(const Statement& s) {
 
 constexpr std::string_view k_report_columns =
   "r.id, r.bisection_id, r.subject, r.sender, r.to_list, r.cc_list, r.message_id, COALESCE(r.in_reply_to, ''), "
-  "r.body, r.text, r.created_at, COALESCE(o.state = 'sent', 0), COALESCE(r.repeat_of, 0)";
+  "r.body, r.text, r.created_at, COALESCE(o.state = 'sent', 0), COALESCE(r.repeat_of, 0), r.text_all";
+constexpr int k_report_column_count = 14;
 
 ReportRow read_report(const Statement& s) {
   return ReportRow{s.column_int(0),
@@ -70,6 +71,7 @@ ReportRow read_report(const Statement& s) {
                    s.column_text(7),
                    s.column_text(8),
                    s.column_text(9),
+                   s.column_text(13),
                    s.column_int(10),
                    s.column_int(11) != 0,
                    s.column_int(12)};
@@ -332,10 +334,10 @@ Status Store::finish_bisection(const BisectionRow& bisection, const std::optiona
     const auto& r = *report;
     BISECTD_TRY(m_connection->run(
       "INSERT INTO reports (bisection_id, subject, sender, to_list, cc_list, message_id, in_reply_to, body, text, "
-      "created_at, repeat_of) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+      "created_at, repeat_of, text_all) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       {integer(bisection.id), text(r.subject), text(r.sender), text(encode_string_list(r.to)),
        text(encode_string_list(r.cc)), text(r.message_id), text(r.in_reply_to), text(r.body), text(r.text),
-       integer(base::unix_now()), r.repeat_of == 0 ? Value(nullptr) : integer(r.repeat_of)}));
+       integer(base::unix_now()), r.repeat_of == 0 ? Value(nullptr) : integer(r.repeat_of), text(r.text_all)}));
     if (r.repeat_of == 0) {
       BISECTD_TRY(m_connection->run("INSERT INTO outbox (report_id, state, next_attempt_at) VALUES (?, 'pending', ?)",
                                     {integer(m_connection->last_insert_id()), integer(base::unix_now())}));
@@ -373,9 +375,10 @@ Result<std::vector<std::pair<OutboxRow, ReportRow>>> mail_where(Connection& conn
       "FROM outbox o JOIN reports r ON o.report_id = r.id WHERE " +
       where + " ORDER BY o.id",
     params, [](const Statement& s) {
-      OutboxRow o{
-        s.column_int(13), s.column_int(14), parse_outbox_state(s.column_text(15)).value_or(OutboxState::failed),
-        s.column_int(16), s.column_int(17), s.column_text(18)};
+      constexpr int k = k_report_column_count; // the outbox's columns follow the report's
+      OutboxRow o{s.column_int(k), s.column_int(k + 1),
+                  parse_outbox_state(s.column_text(k + 2)).value_or(OutboxState::failed), s.column_int(k + 3),
+                  s.column_int(k + 4), s.column_text(k + 5)};
       return std::pair{o, read_report(s)};
     });
 }

@@ -30,6 +30,7 @@ constexpr Route<ApiContext> k_routes[] = {
   {"GET", "/api/v1/logs/{kind}/{id}", &get_log},
   {"GET", "/api/v1/results/{commit}", &get_results},
   {"GET", "/api/v1/noise", &get_noise},
+  {"GET", "/api/v1/compare", &get_compare},
   {"POST", "/lava/notify/{id}", &post_lava_notify},
   {"GET", "/lava/artifacts/{secret}/{file}", &get_lava_artifact},
 };

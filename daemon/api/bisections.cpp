@@ -53,7 +53,13 @@ HttpResponse get_report(ApiContext& c, const Call& call) {
   if (!row || !*row) {
     return error_response(404, "bisection " + std::to_string(id) + " has no report (yet)");
   }
+  auto all = query_flag(call, "all");
+  if (!all) {
+    return error_response(all.error());
+  }
   const auto& r = **row;
+  // ?all=1: the same report with every significant row of its table (the mail caps them).
+  const std::string& text = *all && !r.text_all.empty() ? r.text_all : r.text;
   return json_response(200, {{"subject", r.subject},
                              {"from", r.sender},
                              {"to", r.to},
@@ -61,7 +67,7 @@ HttpResponse get_report(ApiContext& c, const Call& call) {
                              {"message_id", r.message_id},
                              {"in_reply_to", null_if_empty(r.in_reply_to)},
                              {"body", r.body},
-                             {"text", r.text},
+                             {"text", text},
                              {"sent", r.sent},
                              // the bisection whose report this one repeats (then never mailed), else null
                              {"repeat_of", repeat_of_bisection(c, r)}});

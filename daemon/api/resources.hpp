@@ -81,5 +81,11 @@ HttpResponse get_lava_artifact(ApiContext& c, const Call& call);
 // results.cpp
 HttpResponse get_results(ApiContext& c, const Call& call);
 HttpResponse get_noise(ApiContext& c, const Call& call);
+// `rev` resolved in `tree`'s mirror to a full sha (not_found for an unknown tree or revision); results and compare.
+Result<std::string> resolve_commit(ApiContext& c, const std::string& tree, const std::string& rev);
+// A flag of the query string ("1"/"true", "0"/"false" or absent); an error names the key and the value.
+Result<bool> query_flag(const Call& call, const std::string& key);
+// compare.cpp
+HttpResponse get_compare(ApiContext& c, const Call& call);
 
 } // namespace bisectd::daemon::api

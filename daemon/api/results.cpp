@@ -1,4 +1,5 @@
 // GET a commit's samples and a job's noise.
+#include "base/glob.hpp"
 #include "bisect/detect.hpp"
 #include "daemon/api/resources.hpp"
 #include "daemon/api/views.hpp"
@@ -7,9 +8,7 @@ namespace bisectd::daemon::api {
 
 using nlohmann::json;
 
-namespace {
-
-Result<std::string> resolve_in(ApiContext& c, const std::string& tree, const std::string& rev) {
+Result<std::string> resolve_commit(ApiContext& c, const std::string& tree, const std::string& rev) {
   BISECTD_TRY_ASSIGN(auto row, c.trees.tree(tree));
   if (!row) {
     return make_error(ErrorCode::not_found, "tree: '" + tree + "' not found");
@@ -26,17 +25,46 @@ Result<std::string> resolve_in(ApiContext& c, const std::string& tree, const std
   return sha;
 }
 
+Result<bool> query_flag(const Call& call, const std::string& key) {
+  auto value = call.query_or(key);
+  if (value.empty() || value == "0" || value == "false") {
+    return false;
+  }
+  if (value == "1" || value == "true") {
+    return true;
+  }
+  return make_error(ErrorCode::invalid_input, key + ": '" + value + "' is not 1, true, 0 or false");
+}
+
+namespace {
+
+// Only the metrics whose names match `glob`; a sample left with none is left out.
+std::vector<storage::SampleRow> keep_metrics(std::vector<storage::SampleRow> rows, const std::string& glob) {
+  std::vector<storage::SampleRow> out;
+  for (auto& s : rows) {
+    std::erase_if(s.metrics, [&](const auto& metric) { return !base::glob_match(glob, metric.first); });
+    if (!s.metrics.empty()) {
+      out.push_back(std::move(s));
+    }
+  }
+  return out;
+}
+
 } // namespace
 
 HttpResponse get_results(ApiContext& c, const Call& call) {
   auto commit = call.params.at("commit");
   auto tree = call.query_or("tree");
+  auto metric = call.query_or("metric");
+  if (auto bad = base::glob_error(metric); !metric.empty() && bad) {
+    return error_response(400, "metric: '" + metric + "': " + *bad);
+  }
   bool hex = commit.size() >= 7 && commit.find_first_not_of("0123456789abcdef") == std::string::npos;
   if (!hex && tree.empty()) {
     return error_response(400, "commit: '" + commit + "' is not a sha (at least 7 hex digits); a ref needs ?tree=");
   }
   if (!hex) { // a ref (master, v6.1, HEAD~2): resolved in the tree's mirror
-    auto resolved = resolve_in(c, tree, commit);
+    auto resolved = resolve_commit(c, tree, commit);
     if (!resolved) {
       return error_response(resolved.error());
     }
@@ -46,8 +74,9 @@ HttpResponse get_results(ApiContext& c, const Call& call) {
   if (!rows) {
     return error_response(500, rows.error().message);
   }
+  auto kept = metric.empty() ? std::move(*rows) : keep_metrics(std::move(*rows), metric);
   json samples = json::array();
-  for (const auto& s : *rows) {
+  for (const auto& s : kept) {
     samples.push_back({{"job", s.job},
                        {"commit", s.commit},
                        {"variant", s.variant},

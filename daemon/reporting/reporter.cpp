@@ -3,9 +3,11 @@
 #include "base/process.hpp"
 #include "base/strings.hpp"
 #include "report/change_table.hpp"
+#include "report/comparison.hpp"
 #include "report/recipients.hpp"
 #include "report/report.hpp"
 
+#include <algorithm>
 #include <set>
 
 namespace bisectd::daemon::reporting {
@@ -88,33 +90,27 @@ Status add_samples(storage::SampleStore& store, const LabView& lab, const storag
   }
   const auto& culprit = c.chain[c.culprit];
   const auto& parent = c.chain[std::min(c.parent, c.culprit)];
-  std::map<std::string, report::MetricComparison> metrics;
+  std::vector<report::RunMetrics> parent_runs, culprit_runs;
   BootCount boots(lab);
   for (const auto& s : samples) {
     boots.add(s);
     if (auto v = s.metrics.find(b.metric); v != s.metrics.end() && v->second > 0) {
       input.chart.push_back({index[s.commit], s.commit, v->second, index[s.commit] >= c.culprit});
     }
-    if (s.commit != culprit && s.commit != parent) {
-      continue;
-    }
-    for (const auto& [name, value] : s.metrics) {
-      auto& m = metrics[name];
-      m.name = name;
-      (s.commit == culprit ? m.culprit_samples : m.parent_samples).push_back(value);
+    if (s.commit == culprit || s.commit == parent) {
+      (s.commit == culprit ? culprit_runs : parent_runs).push_back(s.metrics);
     }
   }
   input.boots = boots.count();
   std::stable_sort(input.chart.begin(), input.chart.end(),
                    [](const auto& a, const auto& z) { return a.position < z.position; });
-  if (metrics.contains(b.metric)) {
-    input.metrics.push_back(metrics[b.metric]);
+  // Every metric of either side: the report shows those of both sides and names the monitors that gave none.
+  auto metrics = report::compare_runs(parent_runs, culprit_runs);
+  auto primary = std::find_if(metrics.begin(), metrics.end(), [&](const auto& m) { return m.name == b.metric; });
+  if (primary != metrics.end()) { // first: the report's primary metric when the job's is missing
+    std::rotate(metrics.begin(), primary, primary + 1);
   }
-  for (auto& [name, m] : metrics) {
-    if (name != b.metric && !m.parent_samples.empty() && !m.culprit_samples.empty()) {
-      input.metrics.push_back(m);
-    }
-  }
+  input.metrics = std::move(metrics);
   return {};
 }
 
@@ -224,6 +220,7 @@ Result<storage::ReportRow> MailReporter::compose(const storage::BisectionRow& b,
     input.kconfig = kconfig_label(job.build);
   }
   input.watch = job.metrics.watch;
+  input.monitors.assign(job.run.monitors.begin(), job.run.monitors.end());
   input.metric = b.metric;
   input.direction = job.metrics.direction == bisect::Direction::higher_is_better ? +1 : -1;
   input.confident = c.confident;
@@ -274,6 +271,10 @@ Result<storage::ReportRow> MailReporter::compose(const storage::BisectionRow& b,
   input.recipients_note = note;
   auto mail = report::render_report(input, capped);
   storage::ReportRow row;
+  input.row_cap = 0; // the same report with every row, for `bisectctl report ID --all`
+  if (auto all = report::render_report(input, capped).render(); all != mail.render()) {
+    row.text_all = std::move(all);
+  }
   row.bisection_id = b.id;
   row.subject = mail.subject;
   row.sender = mail.from;

@@ -84,6 +84,31 @@ TEST_CASE("bisectctl usage errors exit 2 with one error line", "[cli]") {
   }
 }
 
+TEST_CASE("bisectctl compare and results --metric refuse bad input before asking the daemon", "[cli]") {
+  // No --server: a usage error must not need a daemon.
+  std::vector<std::vector<std::string>> cases = {
+    {"results", "0123456", "--metric", "proc-[vm"}, // unclosed set
+    {"results", "0123456", "--metric", "time.\\"}, // trailing escape
+    {"compare", "0123456"},                          // B missing
+    {"compare", "0123456", "master"},                // a ref without --tree
+    {"compare", "0123456", "abcdef0", "--job", "de mo"},
+    {"compare", "0123456", "abcdef0", "--tree", "de mo"},
+  };
+  for (const auto& args : cases) {
+    INFO("args: " << args.back());
+    auto result = run_cli(args);
+    CHECK(result.code == 2);
+    CHECK(one_error_line(result.err));
+    CHECK(result.out.empty());
+  }
+  auto glob = run_cli({"results", "0123456", "--metric", "proc-[vm"});
+  CHECK(glob.err == "bisectctl: error: --metric 'proc-[vm': the '[' at position 6 opens a set that is empty or never "
+                    "closed\n");
+  auto ref = run_cli({"compare", "0123456", "master"});
+  CHECK(ref.err.find("B 'master'") != std::string::npos);
+  CHECK(run_cli({"--help"}).out.find("compare") != std::string::npos);
+}
+
 TEST_CASE("bisectctl --help exits 0 and lists the commands", "[cli]") {
   auto result = run_cli({"--help"});
   CHECK(result.code == 0);

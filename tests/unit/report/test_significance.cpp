@@ -242,3 +242,36 @@ TEST_CASE("the monitors report: hostile names cannot break the mail, rows are wi
     CHECK((parsed.body.find("proc-vmstat.nr_slab_unreclaimable") != std::string::npos) == !capped);
   }
 }
+
+TEST_CASE("render_comparison: the two commits, the table and how to see the rest", "[report][significance]") {
+  Commit a, b;
+  a.sha = "0123456789abcdef0123456789abcdef01234567";
+  a.subject = "bench: initial\r\nBcc: x@y";
+  b.sha = "fedcba9876543210fedcba9876543210fedcba98";
+  std::vector<MetricComparison> metrics = {moved("bench.ops_per_sec", 1000, -10), moved("time.user_time", 2, 50),
+                                           moved("proc-vmstat.pgfault", 5000, 40), moved("bench.part_1", 10, 30)};
+  auto table = select_rows(metrics, "bench.ops_per_sec", {}, 2);
+  REQUIRE(table.hidden == 1);
+  std::string text = render_comparison("demo\njob", a, b, table, "bisectctl compare 0123456 fedcba9 --all",
+                                       {"softirqs"});
+  // The job as a metric name is shown, the commits as the report names them (a hostile subject on one line).
+  CHECK(text.starts_with("job: demo?job\ncommit:\n  0123456789 (\"bench: initial Bcc: x@y\")\n  fedcba9876\n\n"));
+  auto header = text.find(std::string(a.sha.substr(0, 12)));
+  CHECK(header != std::string::npos);
+  // The primary first, then the groups in turns (bench before time), the cap's note and the silent monitor.
+  auto primary = text.find("  bench.ops_per_sec\n"), part = text.find("  bench.part_1\n"),
+       time = text.find("  time.user_time\n");
+  CHECK(header < primary);
+  CHECK(primary < part);
+  CHECK(part < time);
+  CHECK(text.find("proc-vmstat.pgfault") == std::string::npos);
+  CHECK(text.ends_with("    ... 1 more row: bisectctl compare 0123456 fedcba9 --all\nunavailable monitors: softirqs (no "
+                       "metric on any run of either commit)\n"));
+  // Uncapped: every row, no pointer; no row at all says so.
+  auto every = render_comparison("demo", a, b, select_rows(metrics, "bench.ops_per_sec", {}, 0), "x", {});
+  CHECK(every.find("  proc-vmstat.pgfault\n") != std::string::npos);
+  CHECK(every.find("more row") == std::string::npos);
+  auto none = render_comparison("demo", a, b, select_rows({}, "bench.ops_per_sec", {}, 0), "x", {});
+  CHECK(none.find("(no row: no metric of both commits changed beyond its noise)\n") != std::string::npos);
+  CHECK(none.find("%stddev") == std::string::npos);
+}

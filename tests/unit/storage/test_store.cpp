@@ -140,6 +140,27 @@ TEST_CASE("storage::Store finishing a bisection queues exactly one mail", "[stor
   CHECK(t.store->bisection(b.id).value()->state == BisectionState::found);
 }
 
+TEST_CASE("storage::Store keeps a report's full-table text beside the mailed one", "[storage]") {
+  TempStore t;
+  BisectionRow b = add_running_bisection(t);
+  b.state = BisectionState::found;
+  b.culprit = "ccc";
+  ReportRow report;
+  report.subject = "s";
+  report.sender = "bisectd <b@localhost>";
+  report.message_id = "<1@localhost>";
+  report.text = "mail with 30 rows";
+  report.text_all = "mail with 42 rows";
+  REQUIRE(t.store->finish_bisection(b, report));
+  auto stored = t.store->report(b.id).value();
+  REQUIRE(stored);
+  CHECK(stored->text == "mail with 30 rows");
+  CHECK(stored->text_all == "mail with 42 rows");
+  auto due = t.store->due_mail(std::numeric_limits<std::int64_t>::max()).value();
+  REQUIRE(due.size() == 1);
+  CHECK(due[0].second.text == "mail with 30 rows"); // the mail is the capped one
+}
+
 TEST_CASE("storage::Store a report that repeats an earlier culprit is stored, not mailed", "[storage]") {
   TempStore t;
   auto finish = [&](const std::string& job, const std::string& culprit, std::int64_t repeat_of) {
