@@ -325,6 +325,12 @@ PumpOutcome pump(const Command& command, pid_t pid, ChildIo& io, ExitStatus& sta
   return outcome;
 }
 
+long own_peak_rss_kb() {
+  rusage self{};
+  ::getrusage(RUSAGE_SELF, &self);
+  return self.ru_maxrss;
+}
+
 ChildUsage to_usage(const rusage& ru) {
   auto seconds = [](const timeval& tv) { return static_cast<double>(tv.tv_sec) + static_cast<double>(tv.tv_usec) / 1e6; };
   return ChildUsage{.user_seconds = seconds(ru.ru_utime),
@@ -333,7 +339,7 @@ ChildUsage to_usage(const rusage& ru) {
                     .involuntary_switches = ru.ru_nivcsw,
                     .minor_faults = ru.ru_minflt,
                     .major_faults = ru.ru_majflt,
-                    .max_rss_kb = ru.ru_maxrss};
+                    .max_rss_kb = ru.ru_maxrss > own_peak_rss_kb() ? ru.ru_maxrss : 0};
 }
 
 // Waits for the exit while still honouring the timeout and cancel flag (stdio already closed).

@@ -53,6 +53,8 @@ struct ChildUsage {
   long involuntary_switches = 0;
   long minor_faults = 0;
   long major_faults = 0;
+  // 0 when unknown: exec records the spawner's own peak as the child's (the daemon's memory, shared until then),
+  // so a peak not above ours may be ours, not the child's.
   long max_rss_kb = 0;
 };
 

@@ -37,9 +37,11 @@ SandboxPolicy sandbox_policy() {
 std::vector<std::string> sandbox_argv(const SandboxPolicy& policy, const Sandbox& sandbox,
                                       const std::map<std::string, std::string>& env, const fs::path& cwd,
                                       const std::vector<std::string>& argv) {
-  std::vector<std::string> out{policy.bwrap,  "--ro-bind",       "/",        "/",           "--dev",
-                               "/dev",        "--proc",          "/proc",    "--tmpfs",     "/tmp",
-                               "--unshare-all", "--die-with-parent", "--new-session", "--clearenv"};
+  // --as-pid-1: the command is bwrap's own child, which bwrap waits for; with bwrap's init process in between, bwrap
+  // exits on the init's word without waiting, and the command's CPU time never reaches our rusage (time.* monitors).
+  std::vector<std::string> out{policy.bwrap,    "--ro-bind",         "/",             "/",          "--dev",
+                               "/dev",          "--proc",            "/proc",         "--tmpfs",    "/tmp",
+                               "--unshare-all", "--die-with-parent", "--new-session", "--clearenv", "--as-pid-1"};
   for (const auto& dir : policy.hidden) {
     std::error_code ec;
     if (dir.has_relative_path() && fs::is_directory(dir, ec)) { // never "/" itself

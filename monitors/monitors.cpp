@@ -158,8 +158,10 @@ std::map<std::string, double> time_metrics(const Usage& usage) {
     {"time.involuntary_context_switches", static_cast<double>(usage.involuntary_switches)},
     {"time.minor_page_faults", static_cast<double>(usage.minor_faults)},
     {"time.major_page_faults", static_cast<double>(usage.major_faults)},
-    {"time.maximum_resident_set_size", static_cast<double>(usage.max_rss_kb)},
   };
+  if (usage.max_rss_kb > 0) {
+    out["time.maximum_resident_set_size"] = static_cast<double>(usage.max_rss_kb);
+  }
   if (usage.elapsed_seconds > 0) {
     out["time.percent_of_cpu_this_job_got"] =
       std::round(100.0 * (usage.user_seconds + usage.system_seconds) / usage.elapsed_seconds);

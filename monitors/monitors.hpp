@@ -34,7 +34,7 @@ struct Usage {
   long involuntary_switches = 0;
   long minor_faults = 0;
   long major_faults = 0;
-  long max_rss_kb = 0;
+  long max_rss_kb = 0; // 0: unknown, no time.maximum_resident_set_size
 };
 
 // The metrics of the chosen monitors:

@@ -65,3 +65,21 @@ TEST_CASE("a sandboxed command sees only what it is given", "[base]") {
   CHECK(status->out == "no-token\nenv:none:job\nwrote\nro\n1\n"); // /proc/net/dev: lo only
   CHECK(std::filesystem::exists(worktree / "built"));
 }
+
+TEST_CASE("a sandboxed command's CPU time reaches the rusage", "[base]") {
+  if (auto why = base::sandbox_unusable("bwrap"); !why.empty()) {
+    WARN("bwrap is not usable here, the sandbox is not exercised: " << why);
+    return;
+  }
+  base::set_sandbox_policy({.enabled = true, .bwrap = "bwrap", .hidden = {}});
+  base::Command cmd;
+  cmd.argv = {"sh", "-c", "i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done"}; // about 0.3 s of CPU
+  cmd.sandbox = base::Sandbox{};
+  auto status = base::run(cmd);
+  base::set_sandbox_policy({});
+  REQUIRE(status);
+  REQUIRE(status->ok());
+  REQUIRE(status->usage);
+  // bwrap itself uses a few milliseconds; the loop's own time must be there.
+  CHECK(status->usage->user_seconds > 0.05);
+}

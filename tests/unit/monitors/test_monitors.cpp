@@ -175,4 +175,6 @@ TEST_CASE("time metrics from a run's rusage") {
   CHECK(m.at("time.percent_of_cpu_this_job_got") == 88); // 87.5 rounded, as GNU time prints it
   u.elapsed_seconds = 0;
   CHECK_FALSE(time_metrics(u).contains("time.percent_of_cpu_this_job_got"));
+  u.max_rss_kb = 0;
+  CHECK_FALSE(time_metrics(u).contains("time.maximum_resident_set_size"));
 }
