@@ -33,7 +33,9 @@ def walk_through():
 def substituted(block, tmp, port):
     for placeholder in PLACEHOLDERS:
         check(placeholder in block, f"placeholder {placeholder!r} is not in the walk-through (update this test)")
-    return block.replace("$PWD/build/demo/bin", BIN).replace("/tmp/", tmp + "/").replace("8765", str(port))
+    # One pass: a replacement is never replaced again (the build, like a clone in /tmp, may itself be under /tmp/).
+    values = {"$PWD/build/demo/bin": BIN, "/tmp/": tmp + "/", "8765": str(port)}
+    return re.sub("|".join(re.escape(p) for p in PLACEHOLDERS), lambda m: values[m.group(0)], block)
 
 
 def script(block, tmp):
