@@ -22,8 +22,10 @@ FULL_LOG_LINES_BOUND = 6  # each failing store write is logged when it starts fa
 
 # Fills the disk once (a marker outside the data dir: the worktree is cleaned between builds), leaving the partial
 # file in the worktree.
+# Until the test has freed the space (its marker), every build of this commit fills the disk: the prebuilder's and
+# the request's may come one right after the other, and the second must not find the space the first one's
+# worktree clean-up gave back.
 FILL_BUILD = """if [ ! -e {marker} ]; then
-  touch {marker}
   head -c 4G /dev/zero > fill.bin
   echo "build: cannot write fill.bin" >&2
   exit 1
@@ -65,7 +67,8 @@ def full_disk(env, mount):
     env.data = os.path.join(mount, "data")
     benches = [NORMAL_BENCH.format(mean=GOOD)] * 6 + [NORMAL_BENCH.format(mean=BAD)] * 4
     builds = ["true\n"] * 10
-    builds[5] = FILL_BUILD.format(marker=os.path.join(env.dir, "filled"))  # before the regression: measured
+    freed_marker = os.path.join(env.dir, "freed")
+    builds[5] = FILL_BUILD.format(marker=freed_marker)  # before the regression: measured
     shas = make_tree(os.path.join(env.dir, "repo"), benches, builds)
     job = write_job(os.path.join(env.dir, "job.yaml"))
     config = os.path.join(env.dir, "bisectd.yaml")
@@ -85,6 +88,7 @@ def full_disk(env, mount):
         check(env.daemon.poll() is None, "bisectd exited on a full disk")
         check(answers(env), "the API did not answer on a full disk")
         time.sleep(0.5)
+    open(freed_marker, "w").close()
     for path in fill_files(env.data):
         os.remove(path)  # the operator frees space
     freed = time.time()
