@@ -116,16 +116,26 @@ TEST_CASE("storage::Store pinned requests go only to their machine", "[storage]"
   CHECK(t.store->claim_request("local", "m1").value());
 }
 
-TEST_CASE("storage::Store finishing a bisection queues exactly one mail", "[storage]") {
-  TempStore t;
-  BisectionRow b = add_running_bisection(t);
+namespace {
+
+// A minimal report of a bisection that found "ccc", with the mailed text `text`.
+ReportRow found_report(BisectionRow& b, const std::string& text) {
   b.state = BisectionState::found;
   b.culprit = "ccc";
   ReportRow report;
   report.subject = "s";
   report.sender = "bisectd <b@localhost>";
   report.message_id = "<1@localhost>";
-  report.text = "mail";
+  report.text = text;
+  return report;
+}
+
+} // namespace
+
+TEST_CASE("storage::Store finishing a bisection queues exactly one mail", "[storage]") {
+  TempStore t;
+  BisectionRow b = add_running_bisection(t);
+  ReportRow report = found_report(b, "mail");
   REQUIRE(t.store->finish_bisection(b, report));
   CHECK(t.store->bisection(b.id).value()->state == BisectionState::found);
   auto due = t.store->due_mail(std::numeric_limits<std::int64_t>::max()).value();
@@ -143,13 +153,7 @@ TEST_CASE("storage::Store finishing a bisection queues exactly one mail", "[stor
 TEST_CASE("storage::Store keeps a report's full-table text beside the mailed one", "[storage]") {
   TempStore t;
   BisectionRow b = add_running_bisection(t);
-  b.state = BisectionState::found;
-  b.culprit = "ccc";
-  ReportRow report;
-  report.subject = "s";
-  report.sender = "bisectd <b@localhost>";
-  report.message_id = "<1@localhost>";
-  report.text = "mail with 30 rows";
+  ReportRow report = found_report(b, "mail with 30 rows");
   report.text_all = "mail with 42 rows";
   REQUIRE(t.store->finish_bisection(b, report));
   auto stored = t.store->report(b.id).value();
