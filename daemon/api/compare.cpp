@@ -135,10 +135,11 @@ json row_json(const report::MetricComparison& m) {
               {"absolute", report::uses_absolute_change(m.name)}};
 }
 
-// The command that prints the whole table: the request's own words, with --all.
+// The command that prints the whole table, naming both commits by sha: a ref moves on (the table would change
+// under it) and may hold characters a shell splits on.
 std::string more_command(const Side& a, const Side& b, const std::string& job, const std::string& tree) {
-  return "bisectctl compare " + a.given + " " + b.given + " --job " + job + (tree.empty() ? "" : " --tree " + tree) +
-         " --all";
+  return "bisectctl compare " + a.sha.substr(0, 12) + " " + b.sha.substr(0, 12) + " --job " + job +
+         (tree.empty() ? "" : " --tree " + tree) + " --all";
 }
 
 } // namespace

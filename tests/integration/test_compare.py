@@ -191,7 +191,7 @@ def test(env):
         check_consistent(env, text, reply, shas, name)
     # 40 bench.part_NN rows and the monitors' rows: more than the cap, so the rest is one --all away.
     check(len(names) == 1 + 30 and reply["hidden"] > 0, f"{len(names)} rows, {reply['hidden']} hidden: not capped")
-    pointer = f"    ... {reply['hidden']} more rows: bisectctl compare {shas['base'][:12]} {shas['head']} --job {JOB} --all"
+    pointer = f"    ... {reply['hidden']} more rows: bisectctl compare {shas['base'][:12]} {shas['head'][:12]} --job {JOB} --all"
     check(pointer in text.splitlines(), f"the capped table does not say how to see the rest:\n{text}")
     full = env.ctl("compare", shas["base"], shas["head"], "--all").stdout
     full_names = table_names(full)
@@ -221,6 +221,9 @@ def test(env):
     one_line_error(env.ctl("compare", "0000000", shas["head"], expect=1), "0000000", "not measured")
     by_ref = env.ctl("compare", shas["base"], "master", "--tree", "demo").stdout
     check(table_names(by_ref) == names, f"a ref with --tree gives another table:\n{by_ref}")
+    # The pointer to the whole table names the commits by sha: the ref may have moved on when it is read.
+    check(f"bisectctl compare {shas['base'][:12]} {shas['head'][:12]} --job {JOB} --tree demo --all" in by_ref,
+          f"the capped table by ref does not point to --all by sha:\n{by_ref}")
 
     # The report has the same kind of rows; --all prints it whole.
     report = env.ctl("report", bid).stdout
