@@ -26,11 +26,19 @@ ALLOWED_HOSTS: ["127.0.0.1", "localhost"]
 EOF
 }
 
-lava_postgres_up() {
+# The newest PostgreSQL cluster installed (empty when none is).
+lava_postgres_version() { ls /etc/postgresql 2>/dev/null | sort -n | tail -1; }
+
+lava_postgres_running() {
   local version
-  version=$(ls /etc/postgresql | sort -n | tail -1)
-  pg_ctlcluster "$version" main status >/dev/null 2>&1 || pg_ctlcluster "$version" main start
+  version=$(lava_postgres_version)
+  [ -n "$version" ] && pg_ctlcluster "$version" main status >/dev/null 2>&1
 }
+
+lava_postgres_up() { lava_postgres_running || pg_ctlcluster "$(lava_postgres_version)" main start; }
+
+# lava_postgres_down: stops the cluster (for a caller that found it stopped and started it).
+lava_postgres_down() { ! lava_postgres_running || pg_ctlcluster "$(lava_postgres_version)" main stop; }
 
 # lava_wait_http URL SECONDS: waits until URL answers.
 lava_wait_http() {

@@ -34,7 +34,13 @@ expect() { # expect FILE KEY VALUE
 }
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.1f", b - a }'; }
-cleanup() { lava_stop "$LAVA_DIR"; }
+# PostgreSQL is left as found: stopped again when this test started it.
+postgres_was_running=0
+lava_postgres_running && postgres_was_running=1
+cleanup() {
+  lava_stop "$LAVA_DIR"
+  ((postgres_was_running)) || lava_postgres_down || echo "lava: PostgreSQL did not stop" >&2
+}
 trap cleanup EXIT
 
 [[ $(id -u) -eq 0 ]] || skip "needs root (LAVA's packages and PostgreSQL)"
