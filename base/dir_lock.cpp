@@ -15,11 +15,12 @@ namespace bisectd::base {
 Result<DirLock> DirLock::acquire(const std::filesystem::path& dir, const std::string& name) {
   auto path = dir / name;
   // O_CLOEXEC: a child left running must not keep the lock of a daemon that has gone.
-  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fd < 0) {
+  Fd owned(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  if (!owned.valid()) {
     return make_error(ErrorCode::io, path.string() + ": " + std::strerror(errno));
   }
-  DirLock lock(fd);
+  int fd = owned.get();
+  DirLock lock(std::move(owned));
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     int error = errno;
     if (error != EWOULDBLOCK) {
@@ -36,23 +37,6 @@ Result<DirLock> DirLock::acquire(const std::filesystem::path& dir, const std::st
     return make_error(ErrorCode::io, path.string() + ": " + std::strerror(errno));
   }
   return lock;
-}
-
-DirLock& DirLock::operator=(DirLock&& other) noexcept {
-  if (this != &other) {
-    if (m_fd >= 0) {
-      ::close(m_fd);
-    }
-    m_fd = other.m_fd;
-    other.m_fd = -1;
-  }
-  return *this;
-}
-
-DirLock::~DirLock() {
-  if (m_fd >= 0) {
-    ::close(m_fd); // releases the flock
-  }
 }
 
 } // namespace bisectd::base

@@ -3,6 +3,7 @@
 // claim requests and both deliver the outbox, so the second one refuses to start.
 
 #include "base/error.hpp"
+#include "base/fd.hpp"
 
 #include <filesystem>
 
@@ -14,15 +15,9 @@ public:
   // process holds it, naming that process's pid.
   static Result<DirLock> acquire(const std::filesystem::path& dir, const std::string& name = "bisectd.lock");
 
-  DirLock(DirLock&& other) noexcept : m_fd(other.m_fd) { other.m_fd = -1; }
-  DirLock& operator=(DirLock&& other) noexcept;
-  DirLock(const DirLock&) = delete;
-  DirLock& operator=(const DirLock&) = delete;
-  ~DirLock();
-
 private:
-  explicit DirLock(int fd) : m_fd(fd) {}
-  int m_fd = -1;
+  explicit DirLock(Fd fd) : m_fd(std::move(fd)) {}
+  Fd m_fd; // closing it releases the flock
 };
 
 } // namespace bisectd::base

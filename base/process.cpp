@@ -1,5 +1,6 @@
 #include "base/process.hpp"
 
+#include "base/fd.hpp"
 #include "base/head_tail.hpp"
 #include "base/process_tree.hpp"
 #include "base/strings.hpp"
@@ -24,53 +25,6 @@ namespace bisectd::base {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// Owns a file descriptor (closed on destruction).
-class Fd {
-public:
-  Fd() = default;
-  explicit Fd(int fd) : m_fd(fd) {}
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  Fd(Fd&& other) noexcept : m_fd(std::exchange(other.m_fd, -1)) {}
-  Fd& operator=(Fd&& other) noexcept {
-    reset(std::exchange(other.m_fd, -1));
-    return *this;
-  }
-  ~Fd() { reset(); }
-  [[nodiscard]] int get() const { return m_fd; }
-  void reset(int fd = -1) {
-    if (m_fd >= 0) {
-      ::close(m_fd);
-    }
-    m_fd = fd;
-  }
-
-private:
-  int m_fd = -1;
-};
-
-struct Pipe {
-  Fd read;
-  Fd write;
-};
-
-Result<Pipe> make_pipe() {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) {
-    return make_error(ErrorCode::io, std::string("pipe: ") + std::strerror(errno));
-  }
-  return Pipe{Fd(fds[0]), Fd(fds[1])};
-}
-
-Result<Fd> open_output(const std::filesystem::path& path, bool append) {
-  int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC);
-  int fd = ::open(path.c_str(), flags, 0644);
-  if (fd < 0) {
-    return make_error(ErrorCode::io, path.string() + ": " + std::strerror(errno));
-  }
-  return Fd(fd);
-}
 
 std::vector<std::string> build_environment(const std::map<std::string, std::string>& overrides) {
   std::vector<std::string> env;
@@ -100,19 +54,6 @@ std::vector<char*> to_c_array(std::vector<std::string>& strings) {
 void append_limited(std::string& buffer, const char* data, std::size_t n, std::size_t limit) {
   if (buffer.size() < limit) {
     buffer.append(data, std::min(n, limit - buffer.size()));
-  }
-}
-
-void write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    auto put = ::write(fd, data.data(), data.size());
-    if (put < 0 && errno == EINTR) {
-      continue;
-    }
-    if (put <= 0) {
-      return; // a full disk cuts the log short; the command's outcome does not depend on it
-    }
-    data.remove_prefix(static_cast<std::size_t>(put));
   }
 }
 
@@ -276,7 +217,7 @@ PumpOutcome pump(const Command& command, pid_t pid, ChildIo& io, ExitStatus& sta
       if (index >= 0 && (fds[index].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
         auto got = ::read(fd.get(), buffer, sizeof buffer);
         if (got > 0 && &fd == &io.out_read && io.out_cap) {
-          write_all(io.out_file.get(), io.out_cap->add(std::string_view(buffer, static_cast<std::size_t>(got))));
+          (void)write_all(io.out_file.get(), io.out_cap->add(std::string_view(buffer, static_cast<std::size_t>(got))));
         } else if (got > 0) {
           append_limited(sink, buffer, static_cast<std::size_t>(got), command.capture_limit);
         } else if (got == 0 || errno != EINTR) {
@@ -317,7 +258,7 @@ PumpOutcome pump(const Command& command, pid_t pid, ChildIo& io, ExitStatus& sta
     if (io.out_cap && io.out_read.get() >= 0 && child_exited(pid)) {
       ::fcntl(io.out_read.get(), F_SETFL, O_NONBLOCK);
       for (ssize_t got; (got = ::read(io.out_read.get(), buffer, sizeof buffer)) > 0;) {
-        write_all(io.out_file.get(), io.out_cap->add(std::string_view(buffer, static_cast<std::size_t>(got))));
+        (void)write_all(io.out_file.get(), io.out_cap->add(std::string_view(buffer, static_cast<std::size_t>(got))));
       }
       io.out_read.reset();
     }
@@ -399,7 +340,8 @@ Result<ExitStatus> run(const Command& command) {
   ExitStatus status;
   auto outcome = pump(command, pid, io, status, start);
   if (io.out_cap) {
-    write_all(io.out_file.get(), io.out_cap->finish());
+    // A full disk cuts the log short; the command's outcome does not depend on it.
+    (void)write_all(io.out_file.get(), io.out_cap->finish());
     io.out_file.reset();
   }
   int wstatus = 0;

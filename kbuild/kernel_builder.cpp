@@ -2,6 +2,7 @@
 
 #include "kbuild/kernel_builder.hpp"
 
+#include "base/fd.hpp"
 #include "base/fs.hpp"
 #include "base/hash.hpp"
 #include "base/strings.hpp"
@@ -32,26 +33,16 @@ constexpr std::string_view k_reference_config = ".bisectd-reference.config";
 class BuildDirLock {
 public:
   static Result<BuildDirLock> acquire(const fs::path& path) {
-    int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0 || ::flock(fd, LOCK_EX) != 0) {
-      if (fd >= 0) {
-        ::close(fd);
-      }
+    base::Fd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+    if (!fd.valid() || ::flock(fd.get(), LOCK_EX) != 0) {
       return make_error(ErrorCode::io, path.string() + ": cannot lock the build dir");
     }
-    return BuildDirLock(fd);
-  }
-  BuildDirLock(BuildDirLock&& other) noexcept : m_fd(std::exchange(other.m_fd, -1)) {}
-  BuildDirLock& operator=(BuildDirLock&&) = delete;
-  ~BuildDirLock() {
-    if (m_fd >= 0) {
-      ::close(m_fd); // releases the lock
-    }
+    return BuildDirLock(std::move(fd));
   }
 
 private:
-  explicit BuildDirLock(int fd) : m_fd(fd) {}
-  int m_fd;
+  explicit BuildDirLock(base::Fd fd) : m_fd(std::move(fd)) {}
+  base::Fd m_fd; // closing it releases the lock
 };
 
 // How a step ended when it did not fail with an Error: ok, or the outcome to stop the build with.

@@ -5,6 +5,7 @@
 
 #include "daemon/mail/transport.hpp"
 
+#include "base/fd.hpp"
 #include "base/process.hpp"
 #include "base/strings.hpp"
 
@@ -87,37 +88,23 @@ std::string mbox_entry(const std::string& from, std::string_view message, std::t
   return out + "\n";
 }
 
-Status write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    ssize_t written = ::write(fd, data.data(), data.size());
-    if (written < 0 && errno == EINTR) {
-      continue;
-    }
-    if (written <= 0) {
-      return make_error(ErrorCode::io, std::strerror(errno));
-    }
-    data.remove_prefix(static_cast<std::size_t>(written));
-  }
-  return {};
-}
-
 Status deliver_mbox(const std::filesystem::path& path, const std::string& from, const std::string& message) {
   std::string where = "mbox " + path.string() + ": ";
   if (path.empty()) {
     return make_error(ErrorCode::invalid_config, "mail: mbox path is empty");
   }
-  int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    return make_error(ErrorCode::io, where + "open: " + std::strerror(errno));
+  auto opened = base::open_output(path, true);
+  if (!opened) {
+    return make_error(ErrorCode::io, "mbox " + opened.error().message); // "mbox PATH: why"
   }
-  std::unique_ptr<int, void (*)(int*)> closer(&fd, [](int* f) { ::close(*f); });
+  int fd = opened->get();
   while (::flock(fd, LOCK_EX) != 0) {
     if (errno != EINTR) {
       return make_error(ErrorCode::io, where + "flock: " + std::strerror(errno));
     }
   }
   off_t start = ::lseek(fd, 0, SEEK_END);
-  auto written = write_all(fd, mbox_entry(from, message, std::time(nullptr)));
+  auto written = base::write_all(fd, mbox_entry(from, message, std::time(nullptr)));
   if (!written || ::fsync(fd) != 0) {
     // Never leave half a message behind: the next reader would see a corrupt mailbox.
     std::string cause = written ? std::string(std::strerror(errno)) : written.error().message;

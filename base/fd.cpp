@@ -1,0 +1,50 @@
+#include "base/fd.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+namespace bisectd::base {
+
+void Fd::reset(int fd) {
+  if (m_fd >= 0) {
+    ::close(m_fd);
+  }
+  m_fd = fd;
+}
+
+Result<Pipe> make_pipe() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    return make_error(ErrorCode::io, std::string("pipe: ") + std::strerror(errno));
+  }
+  return Pipe{Fd(fds[0]), Fd(fds[1])};
+}
+
+Result<Fd> open_output(const std::filesystem::path& path, bool append, int mode) {
+  int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (append ? O_APPEND : O_TRUNC);
+  int fd = ::open(path.c_str(), flags, mode);
+  if (fd < 0) {
+    return make_error(ErrorCode::io, path.string() + ": " + std::strerror(errno));
+  }
+  return Fd(fd);
+}
+
+Status write_all(int fd, std::string_view data) {
+  while (!data.empty()) {
+    auto put = ::write(fd, data.data(), data.size());
+    if (put < 0 && errno == EINTR) {
+      continue;
+    }
+    if (put <= 0) {
+      return make_error(ErrorCode::io, put == 0 ? std::string("write: no progress") : std::strerror(errno));
+    }
+    data.remove_prefix(static_cast<std::size_t>(put));
+  }
+  return {};
+}
+
+} // namespace bisectd::base
