@@ -102,6 +102,10 @@ void render_header(std::ostringstream& out, const nlohmann::json& b, std::int64_
   if (b.contains("boots")) { // older daemons do not count them
     line(out, "boots", field_text(b, "boots"));
   }
+  if (auto seconds = field_number(b, "machine_seconds"); seconds && *seconds > 0) { // older daemons: absent
+    line(out, "machine time",
+         format_seconds(static_cast<std::int64_t>(*seconds + 0.5)) + " (lab machines held for its visits)");
+  }
   if (b.contains("runs_reused")) {
     line(out, "reused runs", field_text(b, "runs_reused") + " (measured before the bisection, not in runs)");
   }

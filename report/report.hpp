@@ -85,6 +85,7 @@ struct ReportInput {
   double p_culprit = 0;
   int runs = 0, builds = 0;              // what the bisection's own requests caused, every phase
   int runs_reused = 0;                   // runs measured before it (the alert's, the watch's) that it used
+  double machine_seconds = 0;            // lab machines held for its visits; 0: not counted
   std::optional<int> boots;              // unset on backends that do not boot (local)
   std::vector<ChartPoint> chart;         // every sample of every tested commit, commit order
   std::vector<std::string> verification; // "confirm: 10 pairs, -15.2% ± 1.1%"

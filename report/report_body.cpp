@@ -1,6 +1,7 @@
 #include "report/report_body.hpp"
 
 #include "base/strings.hpp"
+#include "base/units.hpp"
 #include "report/change_table.hpp"
 #include "report/chart.hpp"
 #include "report/comparison.hpp"
@@ -202,6 +203,10 @@ std::string shift_line(const ReportInput& input) {
                    metric_label(primary->name).c_str(), shift.culprit_runs, shift.parent_runs);
 }
 
+std::string machine_time(double seconds) {
+  return base::format_duration(std::chrono::milliseconds(static_cast<long long>(seconds * 1000)));
+}
+
 std::string confidence_block(const ReportInput& input) {
   std::string out = "confidence:\n";
   if (!input.confident) {
@@ -215,7 +220,9 @@ std::string confidence_block(const ReportInput& input) {
   }
   out += shift_line(input);
   out += strprintf("  spent: %d runs, %d builds", input.runs, input.builds) +
-         (input.boots ? strprintf(", %d boots\n", *input.boots) : std::string("\n"));
+         (input.boots ? strprintf(", %d boots", *input.boots) : std::string()) +
+         (input.machine_seconds > 0 ? ", " + machine_time(input.machine_seconds) + " of machine time\n"
+                                    : std::string("\n"));
   if (input.runs_reused > 0) {
     out += strprintf("  reused: %d runs measured before the bisection (the alert's and the watch's)\n",
                      input.runs_reused);

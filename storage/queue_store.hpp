@@ -24,6 +24,8 @@ public:
   // Stores (or clears, with "") the lab's handle of the request's running visit. A queued request with a handle is
   // claimed only by the machine it ran on, before any other request of that machine.
   virtual Status set_lab_handle(std::int64_t id, const std::string& handle) = 0;
+  // Adds the wall time of one visit of the request (what the machine was held for, whatever the visit's outcome).
+  virtual Status add_machine_time(std::int64_t id, double seconds) = 0;
   // Back to the queue without using an attempt (the lab withdrew the visit); the handle is cleared.
   virtual Status requeue_request(std::int64_t id, const std::string& message) = 0;
   // Stores the visit's samples and marks the request done, atomically.

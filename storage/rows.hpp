@@ -47,6 +47,7 @@ struct RequestRow {
   std::string machine, error, error_code;
   std::int64_t created_at = 0, updated_at = 0;
   std::string lab_handle; // a running visit's handle in the lab (LAVA job id); "" when none
+  double machine_seconds = 0; // wall time of its visits so far, every attempt
 
   [[nodiscard]] bool is_open() const { return storage::is_open(state); }
 };
@@ -76,6 +77,7 @@ struct BisectionCost {
   std::int64_t runs = 0;   // samples its requests stored, every variant (verification, revert, layout)
   std::int64_t boots = 0;  // distinct (request, boot) among them
   std::int64_t builds = 0; // distinct (commit, variant) its requests measured or failed to build
+  double machine_seconds = 0; // wall time of its requests' visits, every attempt
 };
 
 struct DetectionRow {
@@ -103,6 +105,7 @@ struct BisectionRow {
   // What it cost: runs, builds and boots its own requests caused (every phase), runs of others it reused.
   std::int64_t runs = 0, builds = 0, boots = 0, runs_reused = 0;
   std::int64_t reused_earlier = 0; // runs_reused of the phases before the search moved into a merged branch
+  double machine_seconds = 0;      // wall time of its requests' visits, every attempt
   Origin origin = Origin::manual;
   std::string error;
   std::int64_t created_at = 0, finished_at = 0;

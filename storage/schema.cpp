@@ -137,6 +137,12 @@ ALTER TABLE bisections ADD COLUMN reused_earlier INTEGER NOT NULL DEFAULT 0; -- 
   // already has them all.
   R"sql(
 ALTER TABLE reports ADD COLUMN text_all TEXT NOT NULL DEFAULT '';
+)sql",
+  // 9: machine time: the wall time of every visit a request had (failed and interrupted ones too: the machine was
+  // held all the same), and its sum over a bisection's requests.
+  R"sql(
+ALTER TABLE requests ADD COLUMN machine_seconds REAL NOT NULL DEFAULT 0;
+ALTER TABLE bisections ADD COLUMN machine_seconds REAL NOT NULL DEFAULT 0;
 )sql"};
 
 Result<int> current_version(Connection& connection) {

@@ -11,7 +11,7 @@ namespace {
 constexpr std::string_view k_bisection_columns =
   "id, tree, branch, job, metric, good, bad, range_good, range_bad, state, COALESCE(culprit, ''), "
   "COALESCE(p_culprit, 0), result, runs, builds, origin, COALESCE(error, ''), created_at, COALESCE(finished_at, 0), "
-  "merge_sha, verification, boots, runs_reused, reused_earlier";
+  "merge_sha, verification, boots, runs_reused, reused_earlier, machine_seconds";
 
 BisectionRow read_bisection(const Statement& s) {
   BisectionRow b;
@@ -39,6 +39,7 @@ BisectionRow read_bisection(const Statement& s) {
   b.boots = s.column_int(21);
   b.runs_reused = s.column_int(22);
   b.reused_earlier = s.column_int(23);
+  b.machine_seconds = s.column_double(24);
   return b;
 }
 
@@ -175,12 +176,13 @@ Status Store::update_bisection(const BisectionRow& b) {
   BISECTD_TRY(m_connection->run(
     "UPDATE bisections SET range_good = ?, range_bad = ?, state = ?, culprit = ?, p_culprit = ?, result = ?, "
     "runs = ?, builds = ?, error = ?, finished_at = ?, merge_sha = ?, verification = ?, boots = ?, runs_reused = ?, "
-    "reused_earlier = ? WHERE id = ?",
+    "reused_earlier = ?, machine_seconds = ? WHERE id = ?",
     {text(b.range_good), text(b.range_bad), name_value(to_string(b.state)),
      b.culprit.empty() ? Value(nullptr) : text(b.culprit), Value(b.p_culprit), text(b.result_json), integer(b.runs),
      integer(b.builds), b.error.empty() ? Value(nullptr) : text(b.error),
      b.finished_at == 0 ? Value(nullptr) : integer(b.finished_at), text(b.merge), text(b.verification_json),
-     integer(b.boots), integer(b.runs_reused), integer(b.reused_earlier), integer(b.id)}));
+     integer(b.boots), integer(b.runs_reused), integer(b.reused_earlier), Value(b.machine_seconds),
+     integer(b.id)}));
   return {};
 }
 
@@ -318,10 +320,11 @@ Result<BisectionCost> Store::bisection_cost(std::int64_t bisection_id) {
       *m_connection,
       "SELECT COUNT(s.id), COUNT(DISTINCT s.boot_id), "
       "(SELECT COUNT(*) FROM (SELECT DISTINCT commit_sha, variant FROM requests r2 WHERE r2.bisection_id = ?1 AND "
-      "(r2.error_code = 'build_failed' OR EXISTS (SELECT 1 FROM samples s2 WHERE s2.request_id = r2.id)))) "
+      "(r2.error_code = 'build_failed' OR EXISTS (SELECT 1 FROM samples s2 WHERE s2.request_id = r2.id)))), "
+      "(SELECT COALESCE(SUM(machine_seconds), 0) FROM requests r3 WHERE r3.bisection_id = ?1) "
       "FROM requests r LEFT JOIN samples s ON s.request_id = r.id WHERE r.bisection_id = ?1",
       {integer(bisection_id)}, [](const Statement& s) {
-        return BisectionCost{s.column_int(0), s.column_int(1), s.column_int(2)};
+        return BisectionCost{s.column_int(0), s.column_int(1), s.column_int(2), s.column_double(3)};
       }));
   return cost.value_or(BisectionCost{});
 }

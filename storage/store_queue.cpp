@@ -10,7 +10,7 @@ namespace {
 constexpr std::string_view k_request_columns =
   "id, tree, job, commit_sha, purpose, COALESCE(bisection_id, 0), COALESCE(detection_id, 0), machine_group, "
   "COALESCE(pin_machine, ''), runs, variant, state, attempts, COALESCE(machine, ''), COALESCE(error, ''), "
-  "COALESCE(error_code, ''), created_at, updated_at, retry_at, lab_handle";
+  "COALESCE(error_code, ''), created_at, updated_at, retry_at, lab_handle, machine_seconds";
 
 RequestRow read_request(const Statement& s) {
   RequestRow r;
@@ -33,6 +33,7 @@ RequestRow read_request(const Statement& s) {
   r.created_at = s.column_int(16);
   r.updated_at = s.column_int(17);
   r.retry_at = s.column_int(18);
+  r.machine_seconds = s.column_double(20);
   r.lab_handle = s.column_text(19);
   return r;
 }
@@ -114,6 +115,12 @@ Result<std::pair<int, int>> Store::requeue_interrupted(int max_attempts) {
 Status Store::set_lab_handle(std::int64_t id, const std::string& handle) {
   BISECTD_TRY(m_connection->run("UPDATE requests SET lab_handle = ?, updated_at = ? WHERE id = ?",
                                 {text(handle), integer(base::unix_now()), integer(id)}));
+  return {};
+}
+
+Status Store::add_machine_time(std::int64_t id, double seconds) {
+  BISECTD_TRY(m_connection->run("UPDATE requests SET machine_seconds = machine_seconds + ? WHERE id = ?",
+                                {Value(seconds), integer(id)}));
   return {};
 }
 

@@ -43,6 +43,7 @@ json bisection_summary(const storage::BisectionRow& b, const std::string& culpri
               {"runs", b.runs},
               {"builds", b.builds},
               {"boots", b.boots},
+              {"machine_seconds", b.machine_seconds},
               {"runs_reused", b.runs_reused},
               {"created_at", iso_or_null(b.created_at)},
               {"finished_at", iso_or_null(b.finished_at)},

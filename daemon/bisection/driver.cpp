@@ -246,6 +246,7 @@ Status Driver::count_cost(Tick& t) {
   t.b.runs = cost.runs;
   t.b.builds = cost.builds;
   t.b.boots = cost.boots;
+  t.b.machine_seconds = cost.machine_seconds;
   t.b.runs_reused = t.b.reused_earlier + t.reused;
   return {};
 }
@@ -326,6 +327,7 @@ reporting::Conclusion Driver::conclude(Tick& t, const std::optional<verify::Veri
   c.runs = static_cast<int>(t.b.runs); // every run its requests caused, in every phase
   c.builds = static_cast<int>(t.b.builds); // prebuilt commits never measured included
   c.runs_reused = static_cast<int>(t.b.runs_reused);
+  c.machine_seconds = t.b.machine_seconds;
   if (!t.b.merge.empty() && t.step.verdict == bisect::Verdict::no_change) {
     c.culprit_sha = t.b.merge; // the merged branch alone does not regress: the merge itself is the culprit
     c.confident = true;

@@ -228,6 +228,7 @@ Result<storage::ReportRow> MailReporter::compose(const storage::BisectionRow& b,
   input.runs = c.runs;
   input.builds = c.builds;
   input.runs_reused = c.runs_reused;
+  input.machine_seconds = c.machine_seconds;
   input.verification = c.verification;
   input.layout_artefact = c.layout_artefact;
   input.job_yaml = job.yaml;

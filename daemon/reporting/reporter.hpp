@@ -26,6 +26,7 @@ struct Conclusion {
   bool confident = true;
   int runs = 0, builds = 0;              // caused by the bisection's own requests, every phase
   int runs_reused = 0;                   // runs of others (the alert's, the watch's) it used
+  double machine_seconds = 0;            // wall time of its requests' visits
   std::vector<std::string> verification; // lines for the report
   bool layout_artefact = false;
   // The first report of the same culprit for the same tree and job, when there is one: this one answers it

@@ -126,6 +126,15 @@ void VisitRunner::record_visit_cost(const Job& job, std::chrono::steady_clock::t
   m_costs.add_visit(job.name, wall - runs, runs, static_cast<int>(visit->runs.size()));
 }
 
+// Every visit held its machine, whatever came of it: failed boots and interrupted visits are machine time too.
+void VisitRunner::record_machine_time(const storage::RequestRow& request,
+                                      std::chrono::steady_clock::time_point started) {
+  double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  if (auto added = m_queue.add_machine_time(request.id, wall); !added) {
+    spdlog::warn("request {}: machine time of the visit not stored: {}", request.id, added.error().message);
+  }
+}
+
 RequestOutcome VisitRunner::store_samples(const Job& job, const storage::RequestRow& request,
                                           const std::string& machine, const lab::VisitResult& visit) {
   auto samples = to_samples(request, machine, visit);
@@ -201,6 +210,7 @@ RequestOutcome VisitRunner::run_unguarded(lab::Machine& machine, const storage::
   auto visit_started = std::chrono::steady_clock::now();
   auto visit = machine.visit(visit_request);
   record_visit_cost(**job, visit_started, visit);
+  record_machine_time(request, visit_started);
   if (m_stopping) { // a handle stays stored: the lab's visit goes on and is followed after the restart
     return fail(request, Error{ErrorCode::cancelled, "daemon stopping"}, true);
   }

@@ -50,6 +50,7 @@ private:
                       const std::filesystem::path& artifact_dir);
   void record_visit_cost(const Job& job, std::chrono::steady_clock::time_point started,
                          const Result<lab::VisitResult>& visit);
+  void record_machine_time(const storage::RequestRow& request, std::chrono::steady_clock::time_point started);
 
   storage::QueueStore& m_queue;
   storage::SampleStore& m_samples;

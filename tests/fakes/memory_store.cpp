@@ -191,6 +191,14 @@ Status MemoryStore::set_lab_handle(std::int64_t id, const std::string& handle) {
   return {};
 }
 
+Status MemoryStore::add_machine_time(std::int64_t id, double seconds) {
+  std::lock_guard lock(m_mutex);
+  if (auto* r = find_request(id)) {
+    r->machine_seconds += seconds;
+  }
+  return {};
+}
+
 Status MemoryStore::requeue_request(std::int64_t id, const std::string& message) {
   std::lock_guard lock(m_mutex);
   if (auto* r = find_request(id)) {
@@ -569,6 +577,7 @@ Result<storage::BisectionCost> MemoryStore::bisection_cost(std::int64_t bisectio
     if (measured || r.error_code == "build_failed") {
       builds.insert({r.commit, r.variant});
     }
+    cost.machine_seconds += r.machine_seconds;
   }
   cost.boots = static_cast<std::int64_t>(boots.size());
   cost.builds = static_cast<std::int64_t>(builds.size());

@@ -43,6 +43,7 @@ public:
                       std::optional<std::int64_t> retry_at) override;
   Result<std::pair<int, int>> requeue_interrupted(int max_attempts) override;
   Status set_lab_handle(std::int64_t id, const std::string& handle) override;
+  Status add_machine_time(std::int64_t id, double seconds) override;
   Status requeue_request(std::int64_t id, const std::string& message) override;
   Result<std::int64_t> failed_requests_for(const std::string& job, const std::string& commit,
                                            storage::Purpose purpose) override;

@@ -6,6 +6,7 @@ import json
 import os
 import sqlite3
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import check, make_repo, run, wait_for, write_job  # noqa: E402
@@ -19,9 +20,11 @@ def test(env):
     env.ctl("tree", "add", "demo", repo, "--branch", "master", "--job", job)
     wait_for(lambda: env.ctl_json("status")["queue"].get("done", 0) >= 1, 300, "the head was never measured")
 
+    started = time.monotonic()
     out = env.ctl("bisect", "start", "--tree", "demo", "--good", shas["base"], "--bad", shas["head"], "--json").stdout
     bid = str(json.loads(out)["id"])
     r = env.ctl("wait", bid, "--timeout", "600", expect=None)
+    elapsed = time.monotonic() - started
     show = env.ctl_json("show", bid)
     check(r.returncode == 0, f"wait: exit {r.returncode}: {r.stderr[-300:]}\nshow: {json.dumps(show)[:3000]}")
     check(show["state"] == "found", f"state: {show['state']}")
@@ -40,7 +43,12 @@ def test(env):
     # Two phases of an easy step (measured: 51 runs with two verifications): a bound, not a timing, so that a
     # bisection that loses its way (the posterior collapsing, a phase starting over) shows here.
     check(show["runs"] + show["runs_reused"] <= 150, f"the whole bisection took {show['runs']} runs")
-    print(f"merge: {show['runs']} runs ({show['runs_reused']} reused apart), {show['builds']} builds, {boots} boots")
+    # Machine time: each run's benchmark takes 0.2 s at least, and the one local machine ran its visits one at a
+    # time within the bisection's life.
+    check(0.2 * show["runs"] <= show["machine_seconds"] <= elapsed + 1,
+          f"machine time {show['machine_seconds']:.1f} s for {show['runs']} runs of 0.2 s in {elapsed:.1f} s")
+    print(f"merge: {show['runs']} runs ({show['runs_reused']} reused apart), {show['builds']} builds, {boots} boots, "
+          f"{show['machine_seconds']:.1f} s of machine time in {elapsed:.1f} s")
 
 
 if __name__ == "__main__":

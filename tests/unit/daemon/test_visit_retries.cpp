@@ -9,6 +9,9 @@
 
 #include <catch2/catch.hpp>
 
+#include <chrono>
+#include <thread>
+
 using namespace bisectd;
 using namespace bisectd::test;
 using daemon::run::after_failure;
@@ -16,7 +19,8 @@ using storage::RequestState;
 
 namespace {
 
-// A machine whose every visit fails with `outcome` (or throws) and counts its visits.
+// A machine whose every visit takes at least k_visit_time, then fails (or throws), and counts its visits.
+constexpr auto k_visit_time = std::chrono::milliseconds(20);
 class BrokenMachine final : public lab::Machine {
 public:
   explicit BrokenMachine(bool throws) : m_throws(throws) {
@@ -26,6 +30,7 @@ public:
   [[nodiscard]] const lab::MachineSpec& spec() const override { return m_spec; }
   Result<lab::VisitResult> visit(const lab::VisitRequest&) override {
     ++visits;
+    std::this_thread::sleep_for(k_visit_time);
     if (m_throws) {
       throw std::runtime_error("metric name is not UTF-8");
     }
@@ -94,6 +99,9 @@ TEST_CASE("visit runner: a request that keeps failing is retried a bounded numbe
     CHECK(final->state == RequestState::failed);
     CHECK(final->error.find("skipped") != std::string::npos);
     CHECK(store.flags("bench", line[1]).value().is_skipped()); // the engine will not ask for it again
+    if (!throws) { // every failed visit held the machine: its wall time is the request's machine time
+      CHECK(final->machine_seconds >= claims * std::chrono::duration<double>(k_visit_time).count());
+    }
     auto retried = store.all_requests();
     CHECK(retried.size() == 1);
   }
@@ -142,6 +150,7 @@ public:
   }
   Status set_request_state(std::int64_t id, RequestState s) override { return m_store.set_request_state(id, s); }
   Status set_lab_handle(std::int64_t id, const std::string& h) override { return m_store.set_lab_handle(id, h); }
+  Status add_machine_time(std::int64_t id, double s) override { return m_store.add_machine_time(id, s); }
   Status requeue_request(std::int64_t id, const std::string& m) override { return m_store.requeue_request(id, m); }
   Status finish_request(std::int64_t id, const std::vector<storage::SampleRow>& s) override {
     return m_store.finish_request(id, s);

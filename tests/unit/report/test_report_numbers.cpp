@@ -122,6 +122,16 @@ TEST_CASE("report: boots are counted only where the machines boot", "[report]") 
   CHECK(contains(render_report(input, Recipients{}).body, "  spent: 42 runs, 5 builds, 12 boots\n"));
 }
 
+TEST_CASE("report: the machine time spent is shown when it was counted", "[report]") {
+  ReportInput input = testing::shared_binary_input();
+  input.boots = 12;
+  input.machine_seconds = 3 * 3600 + 25 * 60 + 40.4;
+  CHECK(contains(render_report(input, Recipients{}).body,
+                 "  spent: 42 runs, 5 builds, 12 boots, 3h25m of machine time\n"));
+  input.machine_seconds = 95.2;
+  CHECK(contains(render_report(input, Recipients{}).body, "  spent: 42 runs, 5 builds, 12 boots, 1m35s of machine time\n"));
+}
+
 TEST_CASE("report: test machine, compiler and kconfig as LKP has them", "[report]") {
   ReportInput input = testing::shared_binary_input();
   std::string body = render_report(input, Recipients{}).body;

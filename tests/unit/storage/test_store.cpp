@@ -438,7 +438,13 @@ TEST_CASE("storage::Store counts what a bisection's own requests caused", "[stor
   visit(layout, "boot-3", 2);
   visit(alert, "boot-9", 3);
   REQUIRE(t.store->fail_request(failed, "build_failed", "does not build", std::nullopt));
+  // Machine time: every visit's wall time, a failed one's too (the second request had a failed visit of 20 s).
+  for (auto [id, seconds] : {std::pair{first, 30.0}, {second, 20.0}, {second, 25.0}, {layout, 12.5}, {alert, 40.0}}) {
+    REQUIRE(t.store->add_machine_time(id, seconds));
+  }
+  CHECK(t.store->request(second).value()->machine_seconds == Approx(45.0));
   auto cost = t.store->bisection_cost(b.id).value();
+  CHECK(cost.machine_seconds == Approx(87.5)); // 30 + 20 + 25 + 12.5, not the alert's 40
   CHECK(cost.runs == 8);   // 3 + 3 + 2, not the alert's 3
   CHECK(cost.boots == 3);  // boot-1..3
   CHECK(cost.builds == 3); // aaa, aaa (layout), ccc (tried); not ddd (never built)
@@ -446,6 +452,7 @@ TEST_CASE("storage::Store counts what a bisection's own requests caused", "[stor
   b.boots = cost.boots;
   b.runs_reused = 3;
   b.reused_earlier = 2;
+  b.machine_seconds = cost.machine_seconds;
   REQUIRE(t.store->update_bisection(b));
   auto stored = t.store->bisection(b.id).value();
   REQUIRE(stored);
@@ -453,5 +460,6 @@ TEST_CASE("storage::Store counts what a bisection's own requests caused", "[stor
   CHECK(stored->boots == 3);
   CHECK(stored->runs_reused == 3);
   CHECK(stored->reused_earlier == 2);
+  CHECK(stored->machine_seconds == Approx(87.5));
   CHECK(t.store->bisection_cost(b.id + 100).value().runs == 0);
 }
