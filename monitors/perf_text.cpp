@@ -61,6 +61,8 @@ bool is_name_char(char c) {
 struct StatLine {
   std::optional<double> value;
   std::string event;
+  std::optional<double> metric; // perf's own derived value (6th field), e.g. "CPUs utilized" for task-clock
+  std::string metric_unit;
 };
 
 std::optional<StatLine> parse_stat_line(std::string_view line) {
@@ -76,7 +78,12 @@ std::optional<StatLine> parse_stat_line(std::string_view line) {
   if (!event) {
     return std::nullopt;
   }
-  return StatLine{parse_count(fields[0]), *event};
+  StatLine out{parse_count(fields[0]), *event, std::nullopt, ""};
+  if (fields.size() >= 7) {
+    out.metric = parse_count(fields[5]);
+    out.metric_unit = base::trim(fields[6]);
+  }
+  return out;
 }
 
 void add_ratio(std::map<std::string, double>& out, const std::map<std::string, double>& counts, const char* name,
@@ -145,8 +152,14 @@ std::map<std::string, double> perf_stat_metrics(std::string_view csv, double ela
   std::map<std::string, double> counts;
   for (const auto& line : base::split_lines(csv)) {
     auto stat = parse_stat_line(line);
-    if (stat && stat->value) {
-      counts[stat->event] = *stat->value;
+    if (!stat || !stat->value) {
+      continue;
+    }
+    counts[stat->event] = *stat->value;
+    // perf's own wall time, from task-clock (msec) and "CPUs utilized" = task-clock / elapsed: the run's time on
+    // the console also holds perf's start-up (over a second under TCG), which would dilute every rate.
+    if (stat->event == "task-clock" && stat->metric && *stat->metric > 0 && stat->metric_unit == "CPUs utilized") {
+      elapsed_seconds = *stat->value / 1000.0 / *stat->metric;
     }
   }
   std::map<std::string, double> out;

@@ -12,7 +12,9 @@ namespace bisectd::monitors {
 
 // `perf stat -x,` output (value,unit,event,run-time,percent[,metric,metric-unit] per line) of one run that
 // took `elapsed_seconds`:
-//   perf-stat.ps.<event>        count per second of the run (task-clock: msec per second), when elapsed > 0
+//   perf-stat.ps.<event>        count per second of the run (task-clock: msec per second), when elapsed > 0;
+//                               the elapsed time is perf's own when its task-clock line says "CPUs utilized"
+//                               (task-clock / utilisation), `elapsed_seconds` otherwise
 //   perf-stat.overall.ipc, .cpi, .branch-miss-rate%, .dTLB-load-miss-rate%, .iTLB-load-miss-rate%,
 //   .cache-miss-rate%           LKP's ratios, when both of their events were counted
 // "<not supported>" and "<not counted>" (no PMU, as under QEMU TCG; a multiplexed event never scheduled) give no

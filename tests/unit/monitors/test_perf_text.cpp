@@ -25,10 +25,12 @@ std::string data_file(const std::string& name) {
 
 TEST_CASE("perf stat -x, recorded on this host: software events per second, unsupported ones absent") {
   auto m = perf_stat_metrics(data_file("host.perf-stat"), 2.0);
-  CHECK(m.at("perf-stat.ps.task-clock") == Approx(647.79 / 2));
-  CHECK(m.at("perf-stat.ps.context-switches") == Approx(167.0 / 2));
+  // perf's own elapsed time: 647.79 msec of task-clock at 0.648 CPUs utilized, not the 2 s the caller measured.
+  double elapsed = 0.64779 / 0.648;
+  CHECK(m.at("perf-stat.ps.task-clock") == Approx(647.79 / elapsed));
+  CHECK(m.at("perf-stat.ps.context-switches") == Approx(167.0 / elapsed));
   CHECK(m.at("perf-stat.ps.cpu-migrations") == 0);
-  CHECK(m.at("perf-stat.ps.page-faults") == Approx(410653.0 / 2));
+  CHECK(m.at("perf-stat.ps.page-faults") == Approx(410653.0 / elapsed));
   // No PMU here: cycles, instructions and the TLB events are "<not supported>", so neither they nor a ratio exist.
   CHECK_FALSE(m.contains("perf-stat.ps.cycles"));
   CHECK_FALSE(m.contains("perf-stat.ps.instructions"));
@@ -152,5 +154,28 @@ TEST_CASE("perf stat: a rate or ratio that overflows is left out, not infinite")
   CHECK(m.at("perf-stat.overall.ipc") == 0); // underflows to a finite 0
   for (const auto& [name, value] : m) {
     CHECK(std::isfinite(value));
+  }
+}
+
+TEST_CASE("perf stat recorded in a QEMU TCG guest: software events only, rates over perf's own time") {
+  // The console's run time was 3.52 s (perf's start-up included); perf counted 2138.35 msec at 0.957 CPUs.
+  auto m = perf_stat_metrics(data_file("guest.perf-stat"), 3.52);
+  double elapsed = 2.13835 / 0.957;
+  CHECK(m.at("perf-stat.ps.page-faults") == Approx(45141 / elapsed));
+  CHECK(m.at("perf-stat.ps.context-switches") == Approx(152 / elapsed));
+  CHECK(m.size() == 4); // task-clock, context-switches, cpu-migrations, page-faults: TCG has no PMU
+  CHECK_FALSE(m.contains("perf-stat.overall.ipc"));
+}
+
+TEST_CASE("perf report recorded in a QEMU TCG guest (cpu-clock, guess unwinder)") {
+  // Recorded from the base demo kernel (tinyconfig + the qemu fragment) running page_fault under perf record -a -g.
+  auto m = perf_profile_metrics(data_file("guest.perf-profile"));
+  CHECK(m.at("perf-profile.self.cycles-pp.clear_page_rep") == Approx(20));
+  CHECK(m.at("perf-profile.children.cycles-pp.handle_mm_fault") == Approx(48.99));
+  CHECK(m.at("perf-profile.self.cycles-pp.exc_page_fault") == Approx(11.30));
+  CHECK(m.contains("perf-profile.children.cycles-pp.main"));
+  for (const auto& [name, value] : m) {
+    INFO(name);
+    CHECK(name.find("0x") == std::string::npos);
   }
 }
