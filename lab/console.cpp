@@ -6,6 +6,7 @@
 #include "base/fs.hpp"
 #include "base/strings.hpp"
 #include "lab/metrics.hpp"
+#include "monitors/perf_text.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -108,13 +109,23 @@ std::string* proc_block(ConsoleLog& log, std::string_view line) {
   return &(parts[1] == "before" ? run.before : run.after).files[parts[2]];
 }
 
+// "BISECTD-PERF stat|profile" → that text of the current run; nullptr when the line is not one or there is no run.
+std::string* perf_block(ConsoleLog& log, std::string_view line) {
+  auto parts = base::split(line, ' ');
+  if (log.runs.empty() || parts.size() != 2 || (parts[1] != "stat" && parts[1] != "profile")) {
+    return nullptr;
+  }
+  auto& run = log.runs.back();
+  return parts[1] == "stat" ? &run.perf_stat : &run.perf_profile;
+}
+
 } // namespace
 
 ConsoleLog parse_console(std::string_view text) {
   ConsoleLog log;
   int banners = 0;
   bool in_run = false;
-  std::string* proc = nullptr; // inside a BISECTD-PROC block: where its lines go
+  std::string* proc = nullptr; // inside a BISECTD-PROC or BISECTD-PERF block: where its lines go
   for (const auto& raw : base::split_lines(text)) {
     bool is_kernel = false;
     auto line = strip_printk_time(raw, is_kernel);
@@ -128,11 +139,13 @@ ConsoleLog parse_console(std::string_view text) {
       continue;
     }
     proc = nullptr; // any marker ends a /proc block, even one whose end marker was lost
-    if (trimmed == k_proc_end_marker) {
+    if (trimmed == k_proc_end_marker || trimmed == k_perf_end_marker) {
       continue;
     }
     if (base::starts_with(trimmed, k_proc_marker)) {
       proc = proc_block(log, trimmed);
+    } else if (base::starts_with(trimmed, k_perf_marker)) {
+      proc = perf_block(log, trimmed);
     } else if (base::starts_with(trimmed, k_boot_marker)) {
       log.booted = true;
       log.release = field(trimmed, "release").value_or("");
@@ -175,6 +188,12 @@ RunResult run_result(const ConsoleRun& run, const VisitRequest& request, const s
             !run.ended ? "no end marker" : run.exit_code != 0 ? "benchmark exit " + std::to_string(run.exit_code) : "");
   // The benchmark's own metrics win a name clash: a job's primary metric is never a monitor's.
   result.metrics.merge(monitors::system_metrics(request.run.monitors, run.before, run.after, run.seconds));
+  if (request.run.perf.stat) {
+    result.metrics.merge(monitors::perf_stat_metrics(run.perf_stat, run.seconds));
+  }
+  if (request.run.perf.profile) {
+    result.metrics.merge(monitors::perf_profile_metrics(run.perf_profile));
+  }
   result.log_path = request.log_dir / (boot_id + "-run" + std::to_string(run.index) + ".log");
   if (auto written = base::write_file_atomic(result.log_path, run.output); !written) {
     spdlog::warn("{}: {}", backend, written.error().message);

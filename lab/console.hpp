@@ -8,6 +8,8 @@
 //   BISECTD-PROC before <file>   ... /proc/<file> ...   BISECTD-PROC-END   (each file of the run's monitors)
 //   ... the benchmark's output ...
 //   BISECTD-PROC after <file>    ... /proc/<file> ...   BISECTD-PROC-END
+//   BISECTD-PERF stat     ... perf stat -x, ...       BISECTD-PERF-END   (when the job asks for perf and the guest
+//   BISECTD-PERF profile  ... perf report --stdio ... BISECTD-PERF-END    could run it)
 //   BISECTD-RUN-END <i> rc=<exit code> start=<uptime> end=<uptime>
 //   BISECTD-DONE
 
@@ -26,6 +28,8 @@ inline constexpr std::string_view k_run_end_marker = "BISECTD-RUN-END";
 inline constexpr std::string_view k_done_marker = "BISECTD-DONE";
 inline constexpr std::string_view k_proc_marker = "BISECTD-PROC";
 inline constexpr std::string_view k_proc_end_marker = "BISECTD-PROC-END";
+inline constexpr std::string_view k_perf_marker = "BISECTD-PERF";
+inline constexpr std::string_view k_perf_end_marker = "BISECTD-PERF-END";
 
 struct ConsoleRun {
   int index = 0;
@@ -35,6 +39,8 @@ struct ConsoleRun {
   double seconds = 0; // guest uptime around the benchmark
   // The /proc files printed before and after the benchmark (the run's monitors), for monitors::system_metrics.
   monitors::Snapshot before, after;
+  // What perf printed after the benchmark (monitors/perf_text.hpp parses them); empty when it did not run.
+  std::string perf_stat, perf_profile;
 };
 
 struct ConsoleLog {
@@ -53,7 +59,8 @@ ConsoleLog parse_console(std::string_view text);
 std::string boot_failure(const ConsoleLog& log, std::string_view expected_release);
 
 // One run of a booted visit as a RunResult: metrics parsed as the job says plus the monitors' metrics from the
-// run's /proc snapshots (the guest has no rusage of the run: no time.*), the run's output kept in
+// run's /proc snapshots (the guest has no rusage of the run: no time.*) and perf-stat.* / perf-profile.* from its
+// perf blocks, the run's output kept in
 // `request.log_dir` as BOOT_ID-runN.log, and why it failed (no end marker, non-zero exit, no primary metric).
 // `backend` names the machine kind in the warning logged when the log cannot be written.
 RunResult run_result(const ConsoleRun& run, const VisitRequest& request, const std::string& boot_id,

@@ -11,6 +11,8 @@
 #include <spdlog/spdlog.h>
 
 #include <array>
+#include <iterator>
+#include <set>
 #include <cctype>
 #include <cstdio>
 
@@ -114,17 +116,63 @@ snapshot() {
     echo "BISECTD-PROC-END"
   done < /bisectd/proc
 }
+# perf around each run when the job asks (/bisectd/perf: "stat", "profile"; perf and its libraries come in their
+# own archive then). Tried once before the runs: a perf this kernel refuses (no PERF_EVENTS, no PMU for an event,
+# perf_event_paranoid) is left out and the runs go on without it, their perf metrics absent.
+perf_try() { # perf_try WHAT PERF-ARGS...: runs `perf ARGS -- true`; says why not on the console
+  what=$1
+  shift
+  grep -qx "$what" /bisectd/perf 2>/dev/null || return 1
+  if ! command -v perf >/dev/null; then
+    echo "bisectd: perf $what unavailable: no perf in the initramfs"
+    return 1
+  fi
+  perf "$@" -- true >/tmp/perf-try.log 2>&1 && return 0
+  echo "bisectd: perf $what unavailable: $(head -c 300 /tmp/perf-try.log | tr '\n' ' ')"
+  return 1
+}
+stat_events=task-clock,context-switches,cpu-migrations,page-faults,cycles,instructions,branches,branch-misses
+stat_events=$stat_events,dTLB-loads,dTLB-load-misses,iTLB-loads,iTLB-load-misses,cache-references,cache-misses
+pstat=; pprofile=
+perf_try stat stat -x, -e task-clock -o /tmp/perf-try.stat && pstat=1
+perf_try profile record -q -a -g -e cpu-clock -N -B -o /tmp/perf-try.data && pprofile=1
+rm -f /tmp/perf-try.*
+# The benchmark under `perf stat` (its own counts) under a system-wide `perf record` (the kernel's share too),
+# with the time limit on the benchmark itself so that a killed run cannot leave it running.
+measure() {
+  if [ -n "$pstat" ]; then
+    set -- perf stat -x, -e "$stat_events" -o /tmp/perf.stat -- "$@"
+  fi
+  if [ -n "$pprofile" ]; then
+    set -- perf record -q -a -g -e cpu-clock -N -B -o /tmp/perf.data -- "$@"
+  fi
+  "$@"
+}
+perf_blocks() {
+  if [ -n "$pstat" ]; then
+    echo "BISECTD-PERF stat"
+    cat /tmp/perf.stat 2>/dev/null
+    echo "BISECTD-PERF-END"
+  fi
+  if [ -n "$pprofile" ]; then
+    echo "BISECTD-PERF profile"
+    perf report -i /tmp/perf.data --stdio --children --sort sym -g none --percent-limit 0.5 2>/dev/null | grep -v '^$'
+    echo "BISECTD-PERF-END"
+  fi
+  rm -f /tmp/perf.stat /tmp/perf.data
+}
 cd /tmp
 i=0
 while [ "$i" -lt "$runs" ]; do
   echo "BISECTD-RUN-BEGIN $i"
   snapshot before
   start=$(cut -d' ' -f1 /proc/uptime)
-  timeout -s KILL "$limit" "$@"
+  measure timeout -s KILL "$limit" "$@"
   rc=$?
   end=$(cut -d' ' -f1 /proc/uptime)
   echo
   snapshot after
+  perf_blocks
   echo "BISECTD-RUN-END $i rc=$rc start=$start end=$end"
   i=$((i + 1))
 done
@@ -179,11 +227,60 @@ Result<std::vector<CpioEntry>> job_entries(const RunSpec& run, int runs) {
     proc += file + "\n";
   }
   using Kind = CpioEntry::Kind;
-  return std::vector<CpioEntry>{{"bisectd/argv", Kind::file, 0644, argv},
-                                {"bisectd/env", Kind::file, 0644, env},
-                                {"bisectd/runs", Kind::file, 0644, std::to_string(runs) + "\n"},
-                                {"bisectd/timeout", Kind::file, 0644, timeout + "\n"},
-                                {"bisectd/proc", Kind::file, 0644, proc}};
+  std::vector<CpioEntry> entries{{"bisectd/argv", Kind::file, 0644, argv},
+                                 {"bisectd/env", Kind::file, 0644, env},
+                                 {"bisectd/runs", Kind::file, 0644, std::to_string(runs) + "\n"},
+                                 {"bisectd/timeout", Kind::file, 0644, timeout + "\n"},
+                                 {"bisectd/proc", Kind::file, 0644, proc}};
+  if (run.perf.any()) { // no file: /init runs no perf
+    std::string perf = std::string(run.perf.stat ? "stat\n" : "") + (run.perf.profile ? "profile\n" : "");
+    entries.push_back({"bisectd/perf", Kind::file, 0644, perf});
+  }
+  return entries;
+}
+
+std::vector<fs::path> parse_ldd(std::string_view output) {
+  std::vector<fs::path> out;
+  for (const auto& raw : base::split_lines(output)) {
+    auto line = base::trim(raw);
+    auto arrow = line.find("=>");
+    auto path = base::trim(arrow == std::string_view::npos ? line : line.substr(arrow + 2));
+    path = path.substr(0, path.find(" ("));
+    if (path.starts_with('/')) {
+      out.emplace_back(path);
+    }
+  }
+  return out;
+}
+
+Result<std::vector<CpioEntry>> perf_entries(const fs::path& perf) {
+  base::Command ldd;
+  ldd.argv = {"ldd", perf.string()};
+  BISECTD_TRY_ASSIGN(auto status, base::run_checked(ldd, ErrorCode::infra));
+  if (status.out.find("not found") != std::string::npos) {
+    return make_error(ErrorCode::infra, "perf " + perf.string() + ": a library is missing: " +
+                                          base::join(base::split_lines(status.out), "; "));
+  }
+  using Kind = CpioEntry::Kind;
+  std::vector<CpioEntry> entries;
+  std::set<std::string> dirs{"usr", "usr/bin"};
+  for (const auto& lib : parse_ldd(status.out)) {
+    // Each library at its host path, so that the loader finds it where ldd did (its default multiarch dirs).
+    auto inside = lib.relative_path();
+    for (auto dir = inside.parent_path(); !dir.empty(); dir = dir.parent_path()) {
+      dirs.insert(dir.generic_string());
+    }
+    BISECTD_TRY_ASSIGN(auto entry, file_entry(lib, inside.generic_string(), 0755));
+    entries.push_back(std::move(entry));
+  }
+  BISECTD_TRY_ASSIGN(auto binary, file_entry(perf, "usr/bin/perf", 0755));
+  entries.push_back(std::move(binary));
+  std::vector<CpioEntry> out;
+  for (const auto& dir : dirs) { // std::set orders a parent before its children
+    out.push_back({dir, Kind::directory, 0755, ""});
+  }
+  std::move(entries.begin(), entries.end(), std::back_inserter(out));
+  return out;
 }
 
 Result<std::string> gzip_bytes(const std::string& data) {
@@ -210,15 +307,36 @@ Result<fs::path> cached_base_image(const InitramfsInputs& inputs, const fs::path
   return path;
 }
 
-Status write_visit_image(const fs::path& base_image, const std::vector<CpioEntry>& job, const fs::path& dest) {
+Result<fs::path> cached_perf_image(const fs::path& perf, const fs::path& cache_dir) {
+  BISECTD_TRY_ASSIGN(auto entries, perf_entries(perf));
+  auto cpio = make_cpio(entries);
+  auto path = cache_dir / ("perf-" + base::hash_hex(cpio) + ".cpio.gz");
+  std::error_code ec;
+  if (fs::is_regular_file(path, ec)) {
+    return path;
+  }
+  BISECTD_TRY(base::make_dirs(cache_dir));
+  BISECTD_TRY_ASSIGN(auto packed, gzip_bytes(cpio));
+  BISECTD_TRY(base::write_file_atomic(path, packed));
+  spdlog::info("initramfs: new perf archive {} ({} entries, {} bytes, {} unpacked)", path.string(), entries.size(),
+               packed.size(), cpio.size());
+  return path;
+}
+
+Status write_visit_image(const fs::path& base_image, const std::vector<CpioEntry>& job, const fs::path& dest,
+                         const fs::path& perf_image) {
   BISECTD_TRY_ASSIGN(auto image, base::read_file(base_image));
+  if (!perf_image.empty()) {
+    BISECTD_TRY_ASSIGN(auto perf, base::read_file(perf_image));
+    image += perf;
+  }
   BISECTD_TRY_ASSIGN(auto packed, gzip_bytes(make_cpio(job)));
   return base::write_file_atomic(dest, image + packed);
 }
 
 Status write_bench_image(const std::filesystem::path& busybox, const std::filesystem::path& bench_dir,
                          const std::filesystem::path& cache_dir, const std::vector<CpioEntry>& job,
-                         const std::filesystem::path& dest) {
+                         const std::filesystem::path& dest, const std::filesystem::path& perf) {
   static constexpr std::array<std::string_view, 4> k_bench_programs{"syscall", "page_fault", "pipe", "mmap"};
   InitramfsInputs inputs;
   inputs.busybox = busybox;
@@ -231,7 +349,16 @@ Status write_bench_image(const std::filesystem::path& busybox, const std::filesy
                                         "settings.bench_dir or BISECTD_BENCH_CORE_DIR)");
   }
   BISECTD_TRY_ASSIGN(auto base_image, cached_base_image(inputs, cache_dir));
-  return write_visit_image(base_image, job, dest);
+  fs::path perf_image;
+  if (!perf.empty()) {
+    // Without perf the runs still measure: the guest says perf is unavailable and its metrics stay absent.
+    if (auto image = cached_perf_image(perf, cache_dir)) {
+      perf_image = *image;
+    } else {
+      spdlog::warn("initramfs: no perf in the guest: {}", image.error().message);
+    }
+  }
+  return write_visit_image(base_image, job, dest, perf_image);
 }
 
 } // namespace bisectd::lab

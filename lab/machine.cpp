@@ -2,6 +2,7 @@
 
 #include "base/clock.hpp"
 #include "base/strings.hpp"
+#include "monitors/monitors.hpp"
 
 #include <atomic>
 
@@ -15,6 +16,22 @@ std::string_view to_string(VisitOutcome outcome) {
   case VisitOutcome::cancelled: return "cancelled";
   }
   return "?";
+}
+
+std::vector<std::string> collected_families(const RunSpec& run) {
+  std::vector<std::string> out;
+  for (const auto& name : monitors::known_monitors()) {
+    if (run.monitors.contains(name)) {
+      out.push_back(name);
+    }
+  }
+  if (run.perf.stat) {
+    out.emplace_back("perf-stat");
+  }
+  if (run.perf.profile) {
+    out.emplace_back("perf-profile");
+  }
+  return out;
 }
 
 std::string new_boot_id(const std::string& machine) {

@@ -42,7 +42,20 @@ struct RunSpec {
   // System monitors collected around each run (monitors/monitors.hpp names: proc-vmstat, vmstat, interrupts,
   // softirqs, meminfo, time); their metrics join the run's own. Backends that cannot collect ignore them.
   std::set<std::string> monitors;
+  // perf around each run (the job file's `perf: {stat, profile}`): perf-stat.* counts of the benchmark and a
+  // sampling profile (perf-profile.*). Collected by the QEMU and LAVA guests, which carry perf in the initramfs;
+  // other backends ignore them.
+  struct Perf {
+    bool stat = false;
+    bool profile = false;
+    [[nodiscard]] bool any() const { return stat || profile; }
+    bool operator==(const Perf&) const = default;
+  } perf;
 };
+
+// The metric families a run's collection asks for, in LKP's order: its monitors, then perf-stat and perf-profile when
+// perf is on. A report names those that gave nothing as unavailable.
+std::vector<std::string> collected_families(const RunSpec& run);
 
 struct VisitRequest {
   std::string commit;

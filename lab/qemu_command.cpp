@@ -24,7 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::set<std::string> k_known_keys{"qemu",    "accel",     "boot_timeout", "append", "bench_dir",
-                                         "busybox", "cache_dir", "tsc_khz",      "network"};
+                                         "busybox", "cache_dir", "tsc_khz",      "network", "perf"};
 
 // settings.tsc_khz: auto | off | a rate in kHz.
 std::optional<long> read_tsc_khz(SettingsReader& r) {
@@ -57,6 +57,7 @@ Result<QemuSettings> parse_qemu_settings(const MachineSpec& spec) {
   settings.bench_dir = r.path("bench_dir").value_or(settings.bench_dir);
   settings.busybox = r.path("busybox").value_or(settings.busybox);
   settings.cache_dir = r.path("cache_dir").value_or(settings.cache_dir);
+  settings.perf = r.path("perf").value_or(settings.perf);
   settings.tsc_khz = read_tsc_khz(r).value_or(0);
   settings.user_network = r.choice("network", {"none", "user"}).value_or("none") == "user";
   if (spec.cpus < 1 || spec.memory_mb < 64) {

@@ -22,6 +22,9 @@ struct QemuSettings {
   std::filesystem::path bench_dir;                // settings.bench_dir: the bench-core programs
   std::filesystem::path busybox = "/bin/busybox"; // settings.busybox: a static busybox
   std::filesystem::path cache_dir;                // settings.cache_dir: initramfs cache
+  // settings.perf: the perf put into the guest (with its libraries) for jobs that ask for perf; Debian's
+  // linux-perf package. Missing: those runs go without perf metrics.
+  std::filesystem::path perf = "/usr/bin/perf";
   // settings.network: none | user. The guest runs a tree's code: by default it has no NIC at all (QEMU's
   // default user network would let it reach the host's loopback services, the daemon's API among them).
   bool user_network = false;

@@ -122,8 +122,10 @@ QemuMachine::QemuMachine(MachineSpec spec, QemuSettings settings)
 
 std::string QemuMachine::next_boot_id() const { return new_boot_id(m_spec.name); }
 
-Status QemuMachine::prepare_initrd(const std::vector<CpioEntry>& job, const fs::path& initrd) const {
-  return write_bench_image(m_settings.busybox, m_settings.bench_dir, m_settings.cache_dir, job, initrd);
+Status QemuMachine::prepare_initrd(const std::vector<CpioEntry>& job, const fs::path& initrd,
+                                   const RunSpec& run) const {
+  return write_bench_image(m_settings.busybox, m_settings.bench_dir, m_settings.cache_dir, job, initrd,
+                           run.perf.any() ? m_settings.perf : fs::path());
 }
 
 bool QemuMachine::use_kvm() const {
@@ -174,7 +176,7 @@ Result<VisitResult> QemuMachine::visit(const VisitRequest& request) {
   auto console_path = request.log_dir / (boot_id + "-console.log");
   auto initrd = request.log_dir / (boot_id + "-initramfs.cpio.gz");
   VisitResult result;
-  auto prepared = prepare_initrd(job, initrd);
+  auto prepared = prepare_initrd(job, initrd, request.run);
   bool kvm = use_kvm();
   auto end = prepared ? boot(request, initrd, console_path, kvm) : Result<BootEnd>(std::unexpected(prepared.error()));
   if (end && end->kvm_stuck) {

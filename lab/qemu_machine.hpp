@@ -39,8 +39,9 @@ public:
 
 private:
   [[nodiscard]] std::string next_boot_id() const;
-  // The visit's initramfs: the cached base image + this job's data.
-  Status prepare_initrd(const std::vector<CpioEntry>& job, const std::filesystem::path& initrd) const;
+  // The visit's initramfs: the cached base image, the cached perf archive when the run asks for perf, this job's data.
+  Status prepare_initrd(const std::vector<CpioEntry>& job, const std::filesystem::path& initrd,
+                        const RunSpec& run) const;
   // KVM for accel kvm, and for auto when /dev/kvm is usable and KVM has not failed in this process.
   [[nodiscard]] bool use_kvm() const;
   // Runs QEMU to its end under the boot watchdog. Errors: QEMU could not start, or cancel.

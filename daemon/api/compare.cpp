@@ -170,7 +170,7 @@ HttpResponse get_compare(ApiContext& c, const Call& call) {
   if (auto job = c.jobs.get(*job_name)) {
     primary = (*job)->metrics.primary;
     watch = (*job)->metrics.watch;
-    monitors.assign((*job)->run.monitors.begin(), (*job)->run.monitors.end());
+    monitors = monitor_families(**job);
   }
   auto metrics = report::compare_runs(runs_of(a, *job_name), runs_of(b, *job_name));
   auto table = report::select_rows(metrics, primary, watch, *all ? 0 : report::k_default_row_cap);

@@ -99,6 +99,16 @@ void read_monitors(YamlReader& r, const YAML::Node& root, Job& job) {
   }
 }
 
+// perf around each run (lab::RunSpec::Perf): on by default for kernel jobs, as the monitors are; a userspace job's
+// runs share the host, so it asks.
+void read_perf(YamlReader& r, const YAML::Node& root, Job& job) {
+  bool kernel = job.build.kind == kbuild::RecipeKind::kernel;
+  auto perf = r.section(root, "", "perf");
+  r.check_keys(perf, "perf", {"stat", "profile"});
+  job.run.perf.stat = r.boolean(perf, "perf", "stat").value_or(kernel);
+  job.run.perf.profile = r.boolean(perf, "perf", "profile").value_or(kernel);
+}
+
 void read_metrics(YamlReader& r, const YAML::Node& root, Job& job) {
   auto metrics = r.section(root, "", "metrics", true);
   r.check_keys(metrics, "metrics", {"parse", "primary", "direction", "threshold", "watch"});
@@ -172,7 +182,7 @@ Result<Job> parse_job(const std::string& yaml_text, const fs::path& path, const 
   job.path = path;
   job.yaml = yaml_text;
   r.check_keys(root, "",
-               {"name", "testcase", "build", "run", "metrics", "monitors", "params", "bisect", "verify"});
+               {"name", "testcase", "build", "run", "metrics", "monitors", "perf", "params", "bisect", "verify"});
   job.name = r.string(root, "", "name", true).value_or("");
   if (root["name"] && !base::is_valid_name(job.name)) {
     r.error(root["name"], "name", "'" + job.name + "' is not a valid name ([a-z0-9][a-z0-9._-]*)");
@@ -182,6 +192,7 @@ Result<Job> parse_job(const std::string& yaml_text, const fs::path& path, const 
   read_run(r, root, job);
   read_metrics(r, root, job);
   read_monitors(r, root, job);
+  read_perf(r, root, job);
   read_params(r, root, job);
   read_bisect(r, root, job);
   read_verify(r, root, job);

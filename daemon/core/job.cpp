@@ -14,4 +14,6 @@ std::vector<std::string> alerting_metrics(const Job& job) {
   return out;
 }
 
+std::vector<std::string> monitor_families(const Job& job) { return lab::collected_families(job.run); }
+
 } // namespace bisectd::daemon

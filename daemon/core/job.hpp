@@ -58,4 +58,7 @@ struct Job {
 // The metrics that may open bisections: the primary, then those under metrics.watch (no duplicates).
 std::vector<std::string> alerting_metrics(const Job& job);
 
+// The metric families the job's runs collect (lab::collected_families): its monitors, perf-stat, perf-profile.
+std::vector<std::string> monitor_families(const Job& job);
+
 } // namespace bisectd::daemon

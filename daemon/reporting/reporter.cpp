@@ -220,7 +220,7 @@ Result<storage::ReportRow> MailReporter::compose(const storage::BisectionRow& b,
     input.kconfig = kconfig_label(job.build);
   }
   input.watch = job.metrics.watch;
-  input.monitors.assign(job.run.monitors.begin(), job.run.monitors.end());
+  input.monitors = monitor_families(job);
   input.metric = b.metric;
   input.direction = job.metrics.direction == bisect::Direction::higher_is_better ? +1 : -1;
   input.confident = c.confident;

@@ -5,7 +5,7 @@ BUILD_PACKAGES=(build-essential cmake ninja-build pkg-config git libgit2-dev lib
   libyaml-cpp-dev libsqlite3-dev libcli11-dev nlohmann-json3-dev libcurl4-openssl-dev catch2 python3 bubblewrap)
 TEST_PACKAGES=(python3-aiosmtpd sqlite3 ccache openssh-server openssh-client man-db groff-base zsh)
 KERNEL_PACKAGES=(linux-source-6.1 qemu-system-x86 busybox-static ccache bc flex bison libelf-dev libssl-dev cpio
-  xz-utils kmod perl dropbear-bin kexec-tools openssh-sftp-server)
+  xz-utils kmod perl dropbear-bin kexec-tools openssh-sftp-server linux-perf)
 # The libFuzzer targets (scripts/fuzz): clang 16 and its libFuzzer runtime. Not Debian 12's default clang 14: its
 # libstdc++ <expected> needs C++20 concepts that clang 14 lacks (std::expected is everywhere here).
 FUZZ_PACKAGES=(clang-16 libclang-rt-16-dev)

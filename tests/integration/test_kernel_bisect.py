@@ -4,7 +4,10 @@ of small commits, one of which slows the page-fault path; the QEMU lab (TCG here
 the watcher detects the shift after a push and the bisection must name the planted commit.
 Slow (label `kernel`): a cold tinyconfig build takes 5-17 minutes here; build dirs and ccache are cached under
 ${XDG_CACHE_HOME:-~/.cache}/bisectd so a rerun is mostly incremental."""
+import email
+import email.policy
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -40,6 +43,20 @@ def bisect_the_push(env, repo, head, planted, open_timeout=1800, finish_timeout=
     wait_for(lambda: len(env.mails()) >= 1, 120, "no mail arrived")
     check(planted[:10] in env.mails()[0][0], "the mail does not name the planted commit")
     return show
+
+
+def check_evidence(env, bid):
+    """The report carries what the kernel did, collected in the QEMU guests: a proc-vmstat row, a perf-stat row
+    and a perf-profile row naming the function the planted commit adds (its self time, absent on the parent)."""
+    mail = email.message_from_string(env.mails()[0][0], policy=email.policy.default)
+    body = mail.get_body(preferencelist=("plain",)).get_content()
+    full = env.ctl("report", bid, "--all").stdout
+    for name, text in (("mail", body), ("report --all", full)):
+        print(f"{name}: " + ", ".join(re.findall(r"\b(?:proc-vmstat|perf-stat|perf-profile)\.\S+", text)[:12]))
+    check(re.search(r"\bproc-vmstat\.\S+", body), "the mail has no proc-vmstat.* row")
+    check(re.search(r"\bperf-stat\.\S+", body), "the mail has no perf-stat.* row")
+    check("perf-profile.self.cycles-pp.mm_account_fault_locality" in body,
+          "the mail has no perf-profile row for mm_account_fault_locality")
 
 
 def persistent_data_dir(env):
@@ -94,6 +111,7 @@ def test(env):
     wait_for(baseline_done, 3600, "the base kernel was never built, booted and measured", interval=30)
 
     show = bisect_the_push(env, repo, head, planted)
+    check_evidence(env, str(env.ctl_json("bisections")["bisections"][0]["id"]))
     check("comes back" in show["verification"].get("revert", ""), f"revert: {show['verification'].get('revert')}")
     # Documentation, networking, sound, USB, DRM, ext4 and e1000 commits are not in a tinyconfig QEMU kernel.
     relevance = [e["message"] for e in show["events"] if "touch no file the kernel build uses" in e["message"]]

@@ -170,6 +170,35 @@ before=$(mean "$tmp/bench-$parent")
 after=$(mean "$tmp/bench-$planted")
 echo "timing: page_fault.ops_per_sec parent $before, planted $after"
 awk -v a="$before" -v b="$after" 'BEGIN { exit !(b < 0.85 * a) }' || fail "planted commit is not >= 15% slower"
+note "monitors and perf in the guest: the planted function in the planted kernel's profile only"
+# The same two kernels, one run each with every guest monitor and perf stat + perf record (cpu-clock: TCG has
+# no PMU), booted side by side as above. Boot times with and without perf show the cost of the bigger initramfs.
+for commit in "$parent" "$planted"; do
+  (start=$(now)
+   boot "$commit" "$tmp/perf-$commit" --name "perf-${commit:0:6}" --release "6.1.192-g${commit:0:12}" \
+     --monitors proc-vmstat,vmstat,interrupts,softirqs,meminfo --perf stat,profile -- page_fault --seconds 2
+   echo "timing: boot+run with monitors and perf (${commit:0:6}): $(elapsed "$start")s") &
+done
+wait
+for commit in "$parent" "$planted"; do
+  expect "$tmp/perf-$commit" outcome ok
+  expect "$tmp/perf-$commit" run0.ok 1
+  { grep -E '^run0\.(proc-vmstat|perf-stat|perf-profile)' "$tmp/perf-$commit" | sort -t: -k2 -g -r | head -40 |
+    sed "s/^/${commit:0:6} /"; } || true # shown for the log; the checks follow
+  awk -F': ' '$1 == "run0.proc-vmstat.pgfault" && $2 > 1000 { ok = 1 } END { exit !ok }' "$tmp/perf-$commit" ||
+    fail "${commit:0:6}: no plausible proc-vmstat.pgfault (CONFIG_VM_EVENT_COUNTERS?)"
+  awk -F': ' '$1 == "run0.perf-stat.ps.page-faults" && $2 > 1000 { ok = 1 } END { exit !ok }' "$tmp/perf-$commit" ||
+    fail "${commit:0:6}: no plausible perf-stat.ps.page-faults"
+  grep -q '^run0\.perf-stat\.ps\.cycles:' "$tmp/perf-$commit" && fail "${commit:0:6}: cycles counted without a PMU"
+  grep -q '^run0\.perf-profile\.children\.cycles-pp\.handle_mm_fault: ' "$tmp/perf-$commit" ||
+    fail "${commit:0:6}: handle_mm_fault not in the profile"
+done
+locality=run0.perf-profile.self.cycles-pp.mm_account_fault_locality
+awk -F': ' -v m="$locality" '$1 == m && $2 >= 2 { ok = 1 } END { exit !ok }' "$tmp/perf-$planted" ||
+  fail "the planted kernel's profile lacks mm_account_fault_locality (>= 2% self)"
+grep -q "^$locality:" "$tmp/perf-$parent" && fail "the parent's profile has mm_account_fault_locality"
+gz=$(ls -S "$root"/../initramfs/perf-*.cpio.gz 2>/dev/null | head -1 || true)
+[[ -n $gz ]] && echo "timing: perf archive $(stat -c %s "$gz") bytes gzip'd, $(gzip -dc "$gz" | wc -c) unpacked"
 checkout "$base"
 
 if ((failures > 0)); then

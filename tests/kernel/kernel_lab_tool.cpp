@@ -5,7 +5,8 @@
 //   kernel_lab_tool build --tree T --worktree DIR --commit SHA --store DIR --build-root DIR
 //                         [--config tinyconfig|FILE] [--fragment FILE] [--extra CONFIG_X=y]... [--timeout S]
 //   kernel_lab_tool boot --artifacts DIR --log-dir DIR [--release R] [--runs N] [--append TEXT]
-//                        [--boot-timeout S] [--cpus N] [--memory-mb N] [--primary METRIC] -- COMMAND ARGS...
+//                        [--boot-timeout S] [--cpus N] [--memory-mb N] [--primary METRIC] [--monitors A,B]
+//                        [--perf stat,profile] -- COMMAND ARGS...
 
 #include "base/strings.hpp"
 #include "kbuild/build_store.hpp"
@@ -122,6 +123,15 @@ int run_boot(const Args& args) {
   request.run.command = args.rest;
   request.run.timeout = std::chrono::seconds(std::stoi(args.get("run-timeout", "60")));
   request.run.primary = args.get("primary");
+  // --monitors proc-vmstat,vmstat  --perf stat,profile: what the guest collects around each run.
+  for (const auto& name : base::split(args.get("monitors"), ',')) {
+    if (!name.empty()) {
+      request.run.monitors.insert(name);
+    }
+  }
+  auto perf = "," + args.get("perf") + ",";
+  request.run.perf = {.stat = perf.find(",stat,") != std::string::npos,
+                      .profile = perf.find(",profile,") != std::string::npos};
   auto result = (*machine)->visit(request);
   if (!result) {
     return fail(result.error());

@@ -150,3 +150,64 @@ TEST_CASE("lab::parse_console: an exit status out of range or not a number is un
   CHECK(log.runs[3].exit_code == -2);
   CHECK(log.runs[3].ended);
 }
+
+TEST_CASE("lab::parse_console keeps a run's perf blocks apart from its output", "[kernel]") {
+  const std::string console = "BISECTD-BOOT release=6.1.192-gabc\r\n"
+                              "bisectd: perf profile unavailable: no perf in the initramfs\r\n"
+                              "BISECTD-RUN-BEGIN 0\r\n"
+                              "page_fault.ops_per_sec: 96886.4\r\n"
+                              "\r\n"
+                              "BISECTD-PERF stat\r\n"
+                              "2004.10,msec,task-clock,2004100000,100.00,0.999,CPUs utilized\r\n"
+                              "[    2.000000] a printk line inside the block\r\n"
+                              "310,,context-switches,2004100000,100.00,154.683,/sec\r\n"
+                              "<not supported>,,cycles,0,100.00,,\r\n"
+                              "BISECTD-PERF-END\r\n"
+                              "BISECTD-PERF profile\r\n"
+                              "# Children      Self  Symbol\r\n"
+                              "    40.00%    30.00%  [k] mm_account_fault_locality\r\n"
+                              "    45.00%     2.00%  [k] handle_mm_fault\r\n"
+                              // the end marker is lost: the run's end marker closes the block
+                              "BISECTD-RUN-END 0 rc=0 start=1.0 end=3.0\r\n"
+                              "BISECTD-RUN-BEGIN 1\r\n"
+                              "page_fault.ops_per_sec: 96000\r\n"
+                              "BISECTD-PERF profile\r\n" // a run too short to sample: perf report printed nothing
+                              "BISECTD-PERF-END\r\n"
+                              "BISECTD-PERF bogus\r\n" // not a block: its lines are the run's output
+                              "stray\r\n"
+                              "BISECTD-RUN-END 1 rc=0 start=3.0 end=5.0\r\n"
+                              "BISECTD-DONE\r\n";
+  auto log = lab::parse_console(console);
+  REQUIRE(log.runs.size() == 2);
+  const auto& run = log.runs[0];
+  CHECK(run.output == "page_fault.ops_per_sec: 96886.4\n\n");
+  CHECK(run.perf_stat.find("context-switches") != std::string::npos);
+  CHECK(run.perf_stat.find("printk") == std::string::npos);
+  CHECK(run.perf_profile.find("mm_account_fault_locality") != std::string::npos);
+  CHECK(log.runs[1].perf_profile.empty());
+  CHECK(log.runs[1].output == "page_fault.ops_per_sec: 96000\nstray\n");
+
+  lab::VisitRequest request;
+  request.log_dir = std::filesystem::temp_directory_path();
+  request.run.primary = "page_fault.ops_per_sec";
+  request.run.perf = {.stat = true, .profile = true};
+  auto boot = "console-perf-test-" + std::to_string(::getpid());
+  auto result = lab::run_result(run, request, boot, "test");
+  std::filesystem::remove(result.log_path);
+  CHECK(result.ok);
+  // Rates over perf's own time (2004.10 msec at 0.999 CPUs utilized), not the 2 s of guest uptime around the run.
+  CHECK(result.metrics.at("perf-stat.ps.task-clock") == Approx(999));
+  CHECK(result.metrics.at("perf-stat.ps.context-switches") == Approx(310 / (2.0041 / 0.999)));
+  CHECK_FALSE(result.metrics.contains("perf-stat.ps.cycles"));
+  CHECK(result.metrics.at("perf-profile.self.cycles-pp.mm_account_fault_locality") == Approx(30));
+  CHECK(result.metrics.at("perf-profile.children.cycles-pp.handle_mm_fault") == Approx(45));
+  auto unsampled = lab::run_result(log.runs[1], request, boot, "test");
+  std::filesystem::remove(unsampled.log_path);
+  CHECK(unsampled.ok); // no profile: still a sample, with no perf-profile.* metric
+  CHECK(unsampled.metrics.size() == 1);
+
+  request.run.perf = {};
+  auto off = lab::run_result(run, request, boot, "test");
+  std::filesystem::remove(off.log_path);
+  CHECK(off.metrics.size() == 1); // perf not asked for: its blocks are not read
+}

@@ -3,6 +3,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
 using namespace bisectd;
 
 namespace {
@@ -153,4 +157,80 @@ TEST_CASE("lab::cached_base_image is made once and gunzips to the archive", "[ke
   auto other = lab::cached_base_image(inputs, tmp.path() / "cache");
   REQUIRE(other);
   CHECK(*other != *first);
+}
+
+TEST_CASE("lab::job_entries says which perf the job asks for", "[kernel]") {
+  lab::RunSpec run;
+  run.command = {"page_fault"};
+  auto perf_file = [&] {
+    auto entries = lab::job_entries(run, 1);
+    REQUIRE(entries);
+    for (const auto& entry : *entries) {
+      if (entry.path == "bisectd/perf") {
+        return entry.data;
+      }
+    }
+    return std::string("(none)");
+  };
+  CHECK(perf_file() == "(none)");
+  run.perf = {.stat = true, .profile = true};
+  CHECK(perf_file() == "stat\nprofile\n");
+  run.perf = {.stat = false, .profile = true};
+  CHECK(perf_file() == "profile\n");
+}
+
+TEST_CASE("lab::init_script wraps the benchmark in perf outside the timed part only for what works", "[kernel]") {
+  auto script = lab::init_script();
+  // perf is tried once before the runs, and a refusal leaves it out instead of failing the runs.
+  auto tried = script.find("perf_try stat stat"), first_run = script.find("BISECTD-RUN-BEGIN");
+  CHECK(tried < first_run);
+  CHECK(script.find("perf_try profile record") < first_run);
+  CHECK(script.find("grep -qx \"$what\" /bisectd/perf") != std::string::npos);
+  // The time limit is on the benchmark inside perf, so a killed run cannot leave it running.
+  CHECK(script.find("measure timeout -s KILL \"$limit\" \"$@\"") != std::string::npos);
+  // The perf blocks are printed after the run's end time is taken.
+  CHECK(script.find("end=$(cut") < script.find("\n  perf_blocks\n"));
+  CHECK(script.find("perf report -i /tmp/perf.data --stdio --children") != std::string::npos);
+  CHECK(script.find("eval") == std::string::npos);
+}
+
+TEST_CASE("lab::parse_ldd finds the libraries and the loader", "[kernel]") {
+  auto paths = lab::parse_ldd("\tlinux-vdso.so.1 (0x00007ffd5a3f2000)\n"
+                              "\tlibm.so.6 => /lib/x86_64-linux-gnu/libm.so.6 (0x00007f802c12c000)\n"
+                              "\tlibnone.so.1 => not found\n"
+                              "\t/lib64/ld-linux-x86-64.so.2 (0x00007f802c223000)\n"
+                              "\tstatically linked\n");
+  REQUIRE(paths.size() == 2);
+  CHECK(paths[0] == "/lib/x86_64-linux-gnu/libm.so.6");
+  CHECK(paths[1] == "/lib64/ld-linux-x86-64.so.2");
+}
+
+TEST_CASE("lab::perf_entries: perf, each library it needs at its path, directories first", "[kernel]") {
+  // Any dynamically linked program shows the walk; the host's perf when Debian's linux-perf is installed.
+  std::filesystem::path program = std::filesystem::exists("/usr/bin/perf") ? "/usr/bin/perf" : "/usr/bin/gzip";
+  auto entries = lab::perf_entries(program);
+  REQUIRE(entries);
+  std::map<std::string, const lab::CpioEntry*> by_path;
+  std::size_t last_dir = 0, first_file = entries->size();
+  for (std::size_t i = 0; i < entries->size(); ++i) {
+    const auto& e = (*entries)[i];
+    by_path[e.path] = &e;
+    if (e.kind == lab::CpioEntry::Kind::directory) {
+      last_dir = i;
+    } else {
+      first_file = std::min(first_file, i);
+    }
+  }
+  CHECK(last_dir < first_file);
+  REQUIRE(by_path.contains("usr/bin/perf"));
+  CHECK(by_path.at("usr/bin/perf")->data.substr(0, 4) == "\x7f" "ELF");
+  CHECK(by_path.contains("lib64/ld-linux-x86-64.so.2"));
+  CHECK(by_path.contains("lib64"));
+  bool has_libc = false;
+  for (const auto& [path, entry] : by_path) {
+    has_libc = has_libc || path.ends_with("/libc.so.6");
+    CHECK_FALSE(path.starts_with("/"));
+  }
+  CHECK(has_libc);
+  CHECK_FALSE(lab::perf_entries("/nonexistent/perf"));
 }
