@@ -6,6 +6,7 @@
 #include "base/fs.hpp"
 #include "base/strings.hpp"
 #include "lab/metrics.hpp"
+#include "lab/proc_blocks.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -95,26 +96,13 @@ void note_crash(ConsoleLog& log, std::string_view text, int& banners) {
   }
 }
 
-constexpr std::string_view k_marker_prefix = "BISECTD-";
-
-// "BISECTD-PROC before vmstat" → the text of that snapshot's file in the current run; nullptr when the line is
-// not one or there is no run.
-std::string* proc_block(ConsoleLog& log, std::string_view line) {
-  auto parts = base::split(line, ' ');
-  if (log.runs.empty() || parts.size() != 3 || parts[2].empty() || (parts[1] != "before" && parts[1] != "after")) {
-    return nullptr;
-  }
-  auto& run = log.runs.back();
-  return &(parts[1] == "before" ? run.before : run.after).files[parts[2]];
-}
-
 } // namespace
 
 ConsoleLog parse_console(std::string_view text) {
   ConsoleLog log;
   int banners = 0;
   bool in_run = false;
-  std::string* proc = nullptr; // inside a BISECTD-PROC block: where its lines go
+  ProcBlockReader proc;
   for (const auto& raw : base::split_lines(text)) {
     bool is_kernel = false;
     auto line = strip_printk_time(raw, is_kernel);
@@ -122,18 +110,13 @@ ConsoleLog parse_console(std::string_view text) {
     if (is_kernel) {
       continue;
     }
+    auto* current = log.runs.empty() ? nullptr : &log.runs.back();
+    if (proc.take(line, current != nullptr ? &current->before : nullptr,
+                  current != nullptr ? &current->after : nullptr)) {
+      continue;
+    }
     auto trimmed = base::trim(line);
-    if (proc != nullptr && !base::starts_with(trimmed, k_marker_prefix)) {
-      *proc += std::string(line) + "\n";
-      continue;
-    }
-    proc = nullptr; // any marker ends a /proc block, even one whose end marker was lost
-    if (trimmed == k_proc_end_marker) {
-      continue;
-    }
-    if (base::starts_with(trimmed, k_proc_marker)) {
-      proc = proc_block(log, trimmed);
-    } else if (base::starts_with(trimmed, k_boot_marker)) {
+    if (base::starts_with(trimmed, k_boot_marker)) {
       log.booted = true;
       log.release = field(trimmed, "release").value_or("");
     } else if (base::starts_with(trimmed, k_run_begin_marker)) {

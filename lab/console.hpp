@@ -5,7 +5,8 @@
 // /init prints, one per line:
 //   BISECTD-BOOT release=<uname -r>
 //   BISECTD-RUN-BEGIN <i>
-//   BISECTD-PROC before <file>   ... /proc/<file> ...   BISECTD-PROC-END   (each file of the run's monitors)
+//   BISECTD-PROC before <file>   ... /proc/<file> ...   BISECTD-PROC-END   (each file of the run's monitors,
+//                                                                         lab/proc_blocks.hpp)
 //   ... the benchmark's output ...
 //   BISECTD-PROC after <file>    ... /proc/<file> ...   BISECTD-PROC-END
 //   BISECTD-RUN-END <i> rc=<exit code> start=<uptime> end=<uptime>
@@ -24,8 +25,6 @@ inline constexpr std::string_view k_boot_marker = "BISECTD-BOOT";
 inline constexpr std::string_view k_run_begin_marker = "BISECTD-RUN-BEGIN";
 inline constexpr std::string_view k_run_end_marker = "BISECTD-RUN-END";
 inline constexpr std::string_view k_done_marker = "BISECTD-DONE";
-inline constexpr std::string_view k_proc_marker = "BISECTD-PROC";
-inline constexpr std::string_view k_proc_end_marker = "BISECTD-PROC-END";
 
 struct ConsoleRun {
   int index = 0;
