@@ -37,15 +37,16 @@ void read_marker(std::string_view line, std::optional<double>& uptime, std::stri
   }
 }
 
-// Calls fn(line) for each line of `text` (without its '\n'); stops early when fn returns false, returning where the
-// next line would start.
+// Calls fn(line, newline) for each line of `text` (`line` without its '\n', `newline` whether it had one); stops
+// early when fn returns false, returning where the next line would start.
 template <typename Fn> std::size_t each_line(std::string_view text, Fn fn) {
   std::size_t pos = 0;
   while (pos < text.size()) {
     auto end = text.find('\n', pos);
-    auto line = text.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
-    pos = end == std::string_view::npos ? text.size() : end + 1;
-    if (!fn(line)) {
+    bool newline = end != std::string_view::npos;
+    auto line = text.substr(pos, newline ? end - pos : std::string_view::npos);
+    pos = newline ? end + 1 : text.size();
+    if (!fn(line, newline)) {
       break;
     }
   }
@@ -79,14 +80,14 @@ MonitoredRun parse_monitored_run(std::string_view text) {
   MonitoredRun run;
   ProcBlockReader blocks;
   bool begun = false;
-  auto body = each_line(text, [&](std::string_view line) {
+  auto body = each_line(text, [&](std::string_view line, bool newline) {
     if (base::starts_with(line, k_begin)) {
       read_marker(line.substr(k_begin.size()), run.seconds, run.stat_before);
       begun = true;
       return false;
     }
     if (!blocks.take(line, &run.before, nullptr)) {
-      run.output += std::string(line) + "\n";
+      run.output += std::string(line) + (newline ? "\n" : "");
     }
     return true;
   });
@@ -107,7 +108,7 @@ MonitoredRun parse_monitored_run(std::string_view text) {
   std::optional<double> ended;
   ProcBlockReader after;
   bool first = true;
-  each_line(rest.substr(end + 1), [&](std::string_view line) {
+  each_line(rest.substr(end + 1), [&](std::string_view line, bool /*newline*/) {
     if (first) {
       read_marker(line.substr(k_end.size() - 1), ended, run.stat_after);
       first = false;
