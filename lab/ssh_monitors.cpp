@@ -1,6 +1,7 @@
 #include "lab/ssh_monitors.hpp"
 
 #include "base/strings.hpp"
+#include "lab/console.hpp"
 #include "lab/proc_blocks.hpp"
 #include "lab/ssh_remote.hpp"
 
@@ -10,8 +11,9 @@ namespace bisectd::lab {
 
 namespace {
 
-constexpr std::string_view k_begin = "BISECTD-RUN-BEGIN ";
-constexpr std::string_view k_end = "\nBISECTD-RUN-END ";
+// The console's run markers (lab/console.hpp), here with the box's uptime and the shell's stat as their fields.
+const std::string k_begin = std::string(k_run_begin_marker) + " ";
+const std::string k_end = "\n" + std::string(k_run_end_marker) + " ";
 
 // The box's uptime and the shell's own stat, read by builtins (no process started inside the timed part), printed
 // with printf (dash's echo would interpret backslashes) after `format_prefix`, printf format text.
@@ -72,7 +74,7 @@ Result<std::string> monitored_run_command(const std::vector<std::string>& argv,
   BISECTD_TRY_ASSIGN(auto snapshot_before, shell_join(before));
   BISECTD_TRY_ASSIGN(auto snapshot_after, shell_join(after));
   return std::string(proc_block_function()) + "; cd " + dir + " && { " + snapshot_before + "; " + mark(k_begin, "0") +
-         "; " + command + "; bisectd_rc=$?; " + mark("\\nBISECTD-RUN-END ", "1") + "; " + snapshot_after +
+         "; " + command + "; bisectd_rc=$?; " + mark("\\n" + k_end.substr(1), "1") + "; " + snapshot_after +
          "; exit \"$bisectd_rc\"; }";
 }
 
