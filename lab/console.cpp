@@ -6,6 +6,7 @@
 #include "base/fs.hpp"
 #include "base/strings.hpp"
 #include "lab/metrics.hpp"
+#include "lab/proc_blocks.hpp"
 #include "monitors/perf_text.hpp"
 
 #include <spdlog/spdlog.h>
@@ -98,17 +99,6 @@ void note_crash(ConsoleLog& log, std::string_view text, int& banners) {
 
 constexpr std::string_view k_marker_prefix = "BISECTD-";
 
-// "BISECTD-PROC before vmstat" → the text of that snapshot's file in the current run; nullptr when the line is
-// not one or there is no run.
-std::string* proc_block(ConsoleLog& log, std::string_view line) {
-  auto parts = base::split(line, ' ');
-  if (log.runs.empty() || parts.size() != 3 || parts[2].empty() || (parts[1] != "before" && parts[1] != "after")) {
-    return nullptr;
-  }
-  auto& run = log.runs.back();
-  return &(parts[1] == "before" ? run.before : run.after).files[parts[2]];
-}
-
 // "BISECTD-PERF stat|profile" → that text of the current run; nullptr when the line is not one or there is no run.
 std::string* perf_block(ConsoleLog& log, std::string_view line) {
   auto parts = base::split(line, ' ');
@@ -125,7 +115,8 @@ ConsoleLog parse_console(std::string_view text) {
   ConsoleLog log;
   int banners = 0;
   bool in_run = false;
-  std::string* proc = nullptr; // inside a BISECTD-PROC or BISECTD-PERF block: where its lines go
+  ProcBlockReader proc;
+  std::string* perf = nullptr; // inside a BISECTD-PERF block: where its lines go
   for (const auto& raw : base::split_lines(text)) {
     bool is_kernel = false;
     auto line = strip_printk_time(raw, is_kernel);
@@ -133,19 +124,22 @@ ConsoleLog parse_console(std::string_view text) {
     if (is_kernel) {
       continue;
     }
+    auto* current = log.runs.empty() ? nullptr : &log.runs.back();
+    if (proc.take(line, current != nullptr ? &current->before : nullptr,
+                  current != nullptr ? &current->after : nullptr)) {
+      continue;
+    }
     auto trimmed = base::trim(line);
-    if (proc != nullptr && !base::starts_with(trimmed, k_marker_prefix)) {
-      *proc += std::string(line) + "\n";
+    if (perf != nullptr && !base::starts_with(trimmed, k_marker_prefix)) {
+      *perf += std::string(line) + "\n";
       continue;
     }
-    proc = nullptr; // any marker ends a /proc block, even one whose end marker was lost
-    if (trimmed == k_proc_end_marker || trimmed == k_perf_end_marker) {
+    perf = nullptr; // any marker ends a perf block, even one whose end marker was lost
+    if (trimmed == k_perf_end_marker) {
       continue;
     }
-    if (base::starts_with(trimmed, k_proc_marker)) {
-      proc = proc_block(log, trimmed);
-    } else if (base::starts_with(trimmed, k_perf_marker)) {
-      proc = perf_block(log, trimmed);
+    if (base::starts_with(trimmed, k_perf_marker)) {
+      perf = perf_block(log, trimmed);
     } else if (base::starts_with(trimmed, k_boot_marker)) {
       log.booted = true;
       log.release = field(trimmed, "release").value_or("");

@@ -5,7 +5,8 @@
 // /init prints, one per line:
 //   BISECTD-BOOT release=<uname -r>
 //   BISECTD-RUN-BEGIN <i>
-//   BISECTD-PROC before <file>   ... /proc/<file> ...   BISECTD-PROC-END   (each file of the run's monitors)
+//   BISECTD-PROC before <file>   ... /proc/<file> ...   BISECTD-PROC-END   (each file of the run's monitors,
+//                                                                         lab/proc_blocks.hpp)
 //   ... the benchmark's output ...
 //   BISECTD-PROC after <file>    ... /proc/<file> ...   BISECTD-PROC-END
 //   BISECTD-PERF stat     ... perf stat -x, ...       BISECTD-PERF-END   (when the job asks for perf and the guest
@@ -26,8 +27,6 @@ inline constexpr std::string_view k_boot_marker = "BISECTD-BOOT";
 inline constexpr std::string_view k_run_begin_marker = "BISECTD-RUN-BEGIN";
 inline constexpr std::string_view k_run_end_marker = "BISECTD-RUN-END";
 inline constexpr std::string_view k_done_marker = "BISECTD-DONE";
-inline constexpr std::string_view k_proc_marker = "BISECTD-PROC";
-inline constexpr std::string_view k_proc_end_marker = "BISECTD-PROC-END";
 inline constexpr std::string_view k_perf_marker = "BISECTD-PERF";
 inline constexpr std::string_view k_perf_end_marker = "BISECTD-PERF-END";
 

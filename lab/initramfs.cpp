@@ -6,6 +6,7 @@
 #include "base/hash.hpp"
 #include "base/process.hpp"
 #include "base/strings.hpp"
+#include "lab/proc_blocks.hpp"
 #include "monitors/monitors.hpp"
 
 #include <spdlog/spdlog.h>
@@ -108,13 +109,11 @@ while IFS= read -r assignment; do export "$assignment"; done < /bisectd/env
 runs=$(cat /bisectd/runs)
 limit=$(cat /bisectd/timeout)
 # The /proc files the job's monitors read (names from bisectd, one a line), printed whole between markers
-# outside the timed part of a run; a file this kernel lacks prints nothing.
+# (lab/proc_blocks.hpp) outside the timed part of a run; a file this kernel lacks prints nothing.
+)INIT" + std::string(proc_block_function()) +
+         R"INIT(
 snapshot() {
-  while IFS= read -r file; do
-    echo "BISECTD-PROC $1 $file"
-    cat "/proc/$file" 2>/dev/null
-    echo "BISECTD-PROC-END"
-  done < /bisectd/proc
+  while IFS= read -r file; do bisectd_proc "$1" "$file"; done < /bisectd/proc
 }
 # perf around each run when the job asks (/bisectd/perf: "stat", "profile"; perf and its libraries come in their
 # own archive then). Tried once before the runs: a perf this kernel refuses (no PERF_EVENTS, no PMU for an event,

@@ -9,6 +9,7 @@
 #include "lab/console.hpp"
 #include "lab/metrics.hpp"
 #include "lab/ssh_host.hpp"
+#include "lab/ssh_monitors.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -204,7 +205,7 @@ void SshMachine::return_to_default(const BoxState& test_boot, const VisitRequest
 
 void SshMachine::run_all(Visit& visit, const std::string& cwd, const BoxState& boot) {
   const auto& request = visit.request;
-  auto line = remote_run_command(request.run.command, request.run.env, cwd);
+  auto line = monitored_run_command(request.run.command, request.run.env, cwd, request.run.monitors);
   if (!line) {
     visit.fail(VisitOutcome::infra, line.error().message);
     return;
@@ -237,15 +238,24 @@ void SshMachine::run_all(Visit& visit, const std::string& cwd, const BoxState& b
         return;
       }
     }
+    auto output = base::read_file(run.log_path).value_or("");
+    std::map<std::string, double> monitored;
+    if (!request.run.monitors.empty()) {
+      auto parsed = parse_monitored_run(output);
+      monitored = monitored_run_metrics(request.run.monitors, parsed, run.seconds);
+      output = std::move(parsed.output);
+      (void)base::write_file_atomic(run.log_path, output); // the log keeps the benchmark's output, as elsewhere
+    }
     // The benchmark's stderr (and ssh's) follows its stdout in the run log, as `local` merges them.
     if (!status->err.empty()) {
       (void)base::append_file(run.log_path, status->err);
+      output += status->err;
     }
-    auto output = base::read_file(run.log_path).value_or("");
     judge_run(run, output, request.run,
               status->ok() ? ""
                            : "benchmark " + status->describe() +
                                (status->err.empty() ? "" : ": " + std::string(base::trim(status->err)).substr(0, 200)));
+    run.metrics.merge(monitored); // the benchmark's own metrics win a name clash, as on every backend
     spdlog::debug("ssh {}: run {} of {}: {}", m_spec.name, i + 1, request.runs, run.ok ? "ok" : run.error);
     visit.result.runs.push_back(std::move(run));
   }

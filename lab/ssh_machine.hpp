@@ -10,7 +10,8 @@
 //   wait       until ssh answers with a new boot id (boot_timeout); else power_cycle, wait for the default kernel,
 //              and end boot_failed (the console shows the kernel died) or infra (no evidence)
 //   verify     `uname -r` == the build's release, else boot_failed: no sample from another kernel
-//   runs ×n    ssh `cd DIR && exec env -- K=V ARGV` (quoted), output → <boot id>-run<i>.log, parsed as `local`
+//   runs ×n    ssh `cd DIR && exec env -- K=V ARGV` (quoted), output → <boot id>-run<i>.log, parsed as `local`;
+//              with monitors, the same ssh command prints the /proc files around the run (lab/ssh_monitors.hpp)
 //   judge      the console (same crash rules as qemu): a crash → boot_failed, no sample accepted
 //   return     kernel installs: settings.return_command (reboot), wait; power_cycle when the box stays away
 // Connection lost or the box rebooted mid-run: the visit ends (boot_failed with console evidence, else infra).

@@ -83,8 +83,8 @@ std::string detached_line(const std::string& line) {
   return "trap '' HUP; sh -c " + base::shell_quote("sleep 1; " + line) + " >/dev/null 2>&1 </dev/null &";
 }
 
-Result<std::string> remote_run_command(const std::vector<std::string>& argv,
-                                       const std::map<std::string, std::string>& env, const std::string& cwd) {
+Result<std::string> remote_env_command(const std::vector<std::string>& argv,
+                                       const std::map<std::string, std::string>& env) {
   if (argv.empty()) {
     return make_error(ErrorCode::invalid_input, "run.command: empty");
   }
@@ -99,8 +99,13 @@ Result<std::string> remote_run_command(const std::vector<std::string>& argv,
     return make_error(ErrorCode::invalid_input, "run.command: a program name with '=' ('" + argv.front() + "')");
   }
   words.insert(words.end(), argv.begin(), argv.end());
+  return shell_join(words);
+}
+
+Result<std::string> remote_run_command(const std::vector<std::string>& argv,
+                                       const std::map<std::string, std::string>& env, const std::string& cwd) {
+  BISECTD_TRY_ASSIGN(auto line, remote_env_command(argv, env));
   BISECTD_TRY_ASSIGN(auto dir, shell_join({cwd}));
-  BISECTD_TRY_ASSIGN(auto line, shell_join(words));
   return "cd " + dir + " && exec " + line;
 }
 

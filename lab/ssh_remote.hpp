@@ -29,8 +29,13 @@ Result<std::string> shell_join(const std::vector<std::string>& argv);
 // inherits; no `nohup`, which busybox builds (initramfs boxes, rescue systems) often leave out.
 std::string detached_line(const std::string& line);
 
-// `cd DIR && exec env -- K=V ... ARGV`: the job's command on the box, with its env, never pasted unquoted.
+// `env -- K=V ... ARGV`: the job's command with its env, every word quoted.
 // Errors (invalid_input): an empty argv, a NUL anywhere, an env name that is not [A-Za-z_][A-Za-z0-9_]*.
+Result<std::string> remote_env_command(const std::vector<std::string>& argv,
+                                       const std::map<std::string, std::string>& env);
+
+// `cd DIR && exec env -- K=V ... ARGV`: the job's command on the box, with its env, never pasted unquoted.
+// Errors: as remote_env_command.
 Result<std::string> remote_run_command(const std::vector<std::string>& argv,
                                        const std::map<std::string, std::string>& env, const std::string& cwd);
 

@@ -154,11 +154,15 @@ std::map<std::string, double> time_metrics(const Usage& usage) {
     {"time.elapsed_time", usage.elapsed_seconds},
     {"time.user_time", usage.user_seconds},
     {"time.system_time", usage.system_seconds},
-    {"time.voluntary_context_switches", static_cast<double>(usage.voluntary_switches)},
-    {"time.involuntary_context_switches", static_cast<double>(usage.involuntary_switches)},
     {"time.minor_page_faults", static_cast<double>(usage.minor_faults)},
     {"time.major_page_faults", static_cast<double>(usage.major_faults)},
   };
+  if (usage.voluntary_switches) {
+    out["time.voluntary_context_switches"] = static_cast<double>(*usage.voluntary_switches);
+  }
+  if (usage.involuntary_switches) {
+    out["time.involuntary_context_switches"] = static_cast<double>(*usage.involuntary_switches);
+  }
   if (usage.max_rss_kb > 0) {
     out["time.maximum_resident_set_size"] = static_cast<double>(usage.max_rss_kb);
   }
@@ -167,6 +171,24 @@ std::map<std::string, double> time_metrics(const Usage& usage) {
       std::round(100.0 * (usage.user_seconds + usage.system_seconds) / usage.elapsed_seconds);
   }
   return out;
+}
+
+std::optional<Usage> waited_usage(std::string_view before, std::string_view after, double elapsed_seconds,
+                                  double ticks_per_second) {
+  auto b = parse_pid_stat(before);
+  auto a = parse_pid_stat(after);
+  auto ticks = delta(b, a, "cutime");
+  auto system_ticks = delta(b, a, "cstime");
+  auto minor = delta(b, a, "cminflt");
+  auto major = delta(b, a, "cmajflt");
+  if (!ticks || !system_ticks || !minor || !major || ticks_per_second <= 0) {
+    return std::nullopt;
+  }
+  return Usage{.elapsed_seconds = elapsed_seconds,
+               .user_seconds = static_cast<double>(*ticks) / ticks_per_second,
+               .system_seconds = static_cast<double>(*system_ticks) / ticks_per_second,
+               .minor_faults = static_cast<long>(*minor),
+               .major_faults = static_cast<long>(*major)};
 }
 
 } // namespace bisectd::monitors

@@ -30,8 +30,8 @@ struct Usage {
   double elapsed_seconds = 0;
   double user_seconds = 0;
   double system_seconds = 0;
-  long voluntary_switches = 0;
-  long involuntary_switches = 0;
+  std::optional<long> voluntary_switches; // unknown: no time.*_context_switches
+  std::optional<long> involuntary_switches;
   long minor_faults = 0;
   long major_faults = 0;
   long max_rss_kb = 0; // 0: unknown, no time.maximum_resident_set_size
@@ -54,5 +54,13 @@ std::map<std::string, double> system_metrics(const std::set<std::string>& monito
 // time.maximum_resident_set_size (kB), time.percent_of_cpu_this_job_got (as GNU time: (user+sys)/elapsed,
 // rounded; absent when elapsed is not positive).
 std::map<std::string, double> time_metrics(const Usage& usage);
+
+// The usage of what a shell waited for between two reads of its own /proc/self/stat (`before`, `after`): on an ssh
+// box the benchmark is the remote shell's only child in between. User and system time from cutime/cstime (clock
+// ticks of `ticks_per_second`, USER_HZ: 100 on every architecture Linux still runs on but alpha), minor and major
+// faults from cminflt/cmajflt; context switches and peak RSS of a child are not in there (unknown). nullopt when
+// either text is not a stat line or a counter went backwards.
+std::optional<Usage> waited_usage(std::string_view before, std::string_view after, double elapsed_seconds,
+                                  double ticks_per_second = 100);
 
 } // namespace bisectd::monitors

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cstdint>
 #include <iterator>
+#include <utility>
 #include <vector>
 
 namespace bisectd::monitors {
@@ -179,6 +180,28 @@ Counters parse_stat(std::string_view text) {
       }
     }
   });
+  return out;
+}
+
+Counters parse_pid_stat(std::string_view text) {
+  // Field numbers of proc(5), from 1 = pid; the words after "(comm)" start at field 3 (state).
+  static constexpr std::pair<const char*, std::size_t> fields[] = {{"minflt", 10},  {"cminflt", 11}, {"majflt", 12},
+                                                                   {"cmajflt", 13}, {"utime", 14},   {"stime", 15},
+                                                                   {"cutime", 16},  {"cstime", 17}};
+  auto close = text.rfind(')');
+  if (close == std::string_view::npos) {
+    return {};
+  }
+  auto rest = text.substr(close + 1);
+  auto w = words(rest.substr(0, rest.find('\n')));
+  Counters out;
+  for (const auto& [name, number] : fields) {
+    std::uint64_t value = 0;
+    if (number - 3 >= w.size() || !to_u64(w[number - 3], value)) {
+      return {};
+    }
+    out.emplace(name, value);
+  }
   return out;
 }
 

@@ -30,4 +30,9 @@ Counters parse_softirqs(std::string_view text);
 // prints), "intr" (the first number of the intr line: all interrupts) and "ctxt".
 Counters parse_stat(std::string_view text);
 
+// /proc/<pid>/stat (one process): "minflt", "cminflt", "majflt", "cmajflt", "utime", "stime", "cutime", "cstime"
+// (faults, and times in clock ticks; c* = its waited-for children's). Fields are counted after the last ')', so a
+// command name with spaces or parentheses does not shift them; empty when the line is too short or not numbers.
+Counters parse_pid_stat(std::string_view text);
+
 } // namespace bisectd::monitors

@@ -6,7 +6,8 @@ kernel.bisect (run after it, the builds are reused from its store: this test pay
 Fault: box-2's first kexec'd kernel is frozen by the test (QEMU monitor `stop`) as soon as its console shows it
 booting: the daemon must power-cycle box-2 (ssh-box.sh kills QEMU by PID and boots the default kernel again), end
 that visit infra/boot_failed and have the work done on a box that answers; the bisection must still be right and
-mailed. Prints the boot-by-kexec times (kexec -e → ssh answers with the new `uname -r`) and the whole test's time."""
+mailed. The job's system monitors must come back from the boxes as metrics of their samples (vmstat.*, softirqs.*).
+Prints the boot-by-kexec times (kexec -e → ssh answers with the new `uname -r`) and the whole test's time."""
 import os
 import re
 import shutil
@@ -139,6 +140,28 @@ def boot_times(log):
     return [(m.group(1), float(m.group(2))) for m in re.finditer(r"ssh (box-\d): up on \S+ after ([0-9.]+)s", log)]
 
 
+def check_box_monitors(env, commit):
+    """The kernel job's system monitors were collected on the boxes (in each run's own ssh command) and stored as
+    the samples' metrics; prints one box sample's monitor metrics as an example."""
+    samples = [s for s in env.ctl_json("results", commit)["samples"] if s.get("machine") in BOXES]
+    check(samples, f"no sample of {commit} from a box")
+    monitored = [s for s in samples if any(n.startswith(("vmstat.", "softirqs.")) for n in s["metrics"])]
+    check(monitored, f"no vmstat.* or softirqs.* metric on any box sample of {commit}: "
+                     f"{sorted(samples[0]['metrics'])}")
+    shown = env.ctl_json("results", commit, "--metric", "softirqs.*")["samples"]
+    check(any(s["metrics"] for s in shown), "results --metric 'softirqs.*' shows no box metric")
+    example = monitored[0]
+    names = sorted(example["metrics"])
+    families = sorted({n.split(".", 1)[0] for n in names})
+    print(f"monitors: {len(monitored)} of {len(samples)} box samples of {commit[:12]} carry monitors; "
+          f"{example['machine']}: {len(names)} metrics ({', '.join(families)})")
+    for name in ("proc-vmstat.pgfault", "vmstat.system.cs", "vmstat.cpu.sy", "softirqs.TIMER",
+                 "interrupts.LOC:Local_timer_interrupts", "meminfo.MemFree", "time.elapsed_time",
+                 "time.user_time", "time.system_time", "time.minor_page_faults"):
+        if name in example["metrics"]:
+            print(f"  {name}: {example['metrics'][name]}")
+
+
 def test(env):
     started = time.time()
     persistent_data_dir(env)
@@ -186,6 +209,7 @@ def test(env):
         seconds = sorted(t for _, t in times)
         print(f"timing: boot by kexec (kexec -e to ssh answering with the new uname -r): {len(seconds)} boots, "
               f"min {seconds[0]:.1f}s, median {seconds[len(seconds) // 2]:.1f}s, max {seconds[-1]:.1f}s")
+        check_box_monitors(env, planted)
         print(f"timing: whole test {time.time() - started:.0f}s")
     finally:
         lab.stop()

@@ -118,8 +118,28 @@ run: {machine_group: boxes, command: [./bench, --seconds, "0.3"], runs: 3, timeo
 metrics: {parse: lkp, primary: bench.ops_per_sec, direction: higher_is_better, threshold: 5%}
 params: {nr_threads: 1}
 verify: {pairs: 4, revert: false, layout: false}   # every visit is an ssh round trip: keep the test short
+monitors: [proc-vmstat, vmstat, softirqs, time]
 """)
     return path
+
+
+def check_monitors(env, commit):
+    """The job's monitors came back in each run's own ssh command: the culprit's samples carry them as metrics, the
+    run logs only the benchmark's output; what the remote shell cannot know (a child's context switches) is absent."""
+    samples = env.ctl_json("results", commit)["samples"]
+    check(samples, f"no sample of {commit}")
+    for s in samples:
+        names = s["metrics"]
+        check("bench.ops_per_sec" in names, f"the primary metric is gone: {sorted(names)}")
+        for family in ("proc-vmstat.", "vmstat.", "softirqs.", "time."):
+            check(any(n.startswith(family) for n in names), f"no {family}* metric in a box sample: {sorted(names)}")
+        check(names.get("time.minor_page_faults", 0) > 0, f"time.minor_page_faults: {names.get('time.minor_page_faults')}")
+        check("time.voluntary_context_switches" not in names, "a context switch count the box cannot know")
+        check("interrupts.LOC:Local_timer_interrupts" not in names, "a monitor the job did not choose")
+    example = samples[0]["metrics"]
+    print("monitors over ssh: " + ", ".join(f"{n} {example[n]:g}" for n in (
+        "vmstat.system.cs", "vmstat.cpu.us", "proc-vmstat.pgfault", "softirqs.TIMER", "time.elapsed_time",
+        "time.user_time", "time.minor_page_faults") if n in example))
 
 
 def wrong_key_quarantine(sshd, repo, job, box_dir, good_known_hosts):
@@ -211,6 +231,7 @@ def test(env):
         machines = env.ctl_json("status").get("machines", [])
         check(any(m.get("name") == "box-1" and "thread" in m.get("description", "") for m in machines),
               f"the box's description was not read over ssh: {machines}")
+        check_monitors(env, shas["culprit"])
         wait_for(lambda: len(env.mails()) >= 1, 120, "no mail arrived")
         text = env.mails()[0][0]
         check("thread" in text and "memory" in text, "the report does not name the box as it described itself")

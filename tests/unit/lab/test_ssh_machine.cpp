@@ -36,6 +36,7 @@ public:
   int reboot_during_run = -1; // run index during which the box reboots (its default kernel)
   int drop_during_run = -1;   // run index during which the box stops answering
   std::string bench_output = "bench.ops_per_sec: 1000\n";
+  std::string run_stdout; // what a run prints when not empty (a monitored run's markers and blocks), else bench_output
 
   // What it is now.
   std::string default_release = "6.1.0-18-amd64";
@@ -106,7 +107,7 @@ public:
         console("[    0.000000] Linux version " + test_release +
                 "\n[    0.9] Kernel panic - not syncing: VFS: Unable to mount root fs\n");
       }
-    } else if (contains(line, "exec env --")) {
+    } else if (contains(line, "env -- ")) {
       int index = runs++;
       if (index == reboot_during_run) {
         boot_default();
@@ -116,7 +117,7 @@ public:
         up = false;
         return failed(255, "Timeout, server box not responding.");
       }
-      REQUIRE(base::write_file_atomic(command.stdout_path, bench_output));
+      REQUIRE(base::write_file_atomic(command.stdout_path, run_stdout.empty() ? bench_output : run_stdout));
     } else if (contains(line, "reboot")) {
       boot_default();
     }
@@ -400,6 +401,48 @@ TEST_CASE("ssh: a failing benchmark is a failed run, not a failed visit", "[lab]
   REQUIRE(result->runs.size() == 3);
   CHECK_FALSE(result->runs[0].ok);
   CHECK(contains(result->runs[0].error, "primary metric 'bench.ops_per_sec' missing"));
+}
+
+TEST_CASE("ssh: with monitors, each run's own ssh command brings the /proc files back as metrics", "[lab][ssh]") {
+  // What a box printed for one monitored run (lab/ssh_monitors.hpp); its kernel has no /proc/softirqs.
+  const std::string recorded = "BISECTD-PROC before vmstat\npgfault 100\nBISECTD-PROC-END\n"
+                               "BISECTD-PROC before stat\ncpu  10 0 10 80 0 0 0 0 0 0\nintr 50\nctxt 70\n"
+                               "BISECTD-PROC-END\nBISECTD-PROC before softirqs\nBISECTD-PROC-END\n"
+                               "BISECTD-RUN-BEGIN uptime=7.25 stat=99 (sh) S 1 99 99 0 -1 0 5 0 0 0 0 0 0 0 20\n"
+                               "bench.ops_per_sec: 1000\n"
+                               "\nBISECTD-RUN-END uptime=7.75 stat=99 (sh) S 1 99 99 0 -1 0 5 40 0 0 0 0 20 5 20\n"
+                               "BISECTD-PROC after vmstat\npgfault 350\nBISECTD-PROC-END\n"
+                               "BISECTD-PROC after stat\ncpu  60 0 20 120 0 0 0 0 0 0\nintr 150\nctxt 170\n"
+                               "BISECTD-PROC-END\nBISECTD-PROC after softirqs\nBISECTD-PROC-END\n";
+  Fixture plain;
+  REQUIRE(plain.machine("none").visit(plain.request(false)).has_value());
+  Fixture f;
+  f.box->run_stdout = recorded;
+  auto m = f.machine("none");
+  auto request = f.request(false);
+  request.run.monitors = {"proc-vmstat", "vmstat", "softirqs", "time"};
+  auto result = m.visit(request);
+  REQUIRE(result.has_value());
+  INFO(result->message);
+  CHECK(result->outcome == lab::VisitOutcome::ok);
+  // No round trip more than a visit without monitors: the snapshots travel with the run.
+  CHECK(f.box->calls.size() == plain.box->calls.size());
+  CHECK(f.box->count("bisectd_proc before vmstat softirqs stat; ") == 3);
+  REQUIRE(result->runs.size() == 3);
+  for (const auto& run : result->runs) {
+    CHECK(run.ok);
+    CHECK(run.metrics.at("bench.ops_per_sec") == 1000);
+    CHECK(run.metrics.at("proc-vmstat.pgfault") == 250);
+    CHECK(run.metrics.at("vmstat.system.in") == Approx(200)); // 100 interrupts in the box's 0.5 s
+    CHECK(run.metrics.at("vmstat.system.cs") == Approx(200));
+    CHECK(run.metrics.at("vmstat.cpu.us") == Approx(50)); // 50 of 100 ticks
+    CHECK(run.metrics.at("time.user_time") == Approx(0.2));
+    CHECK(run.metrics.at("time.minor_page_faults") == 40);
+    CHECK(std::none_of(run.metrics.begin(), run.metrics.end(),
+                       [](const auto& metric) { return metric.first.starts_with("softirqs."); }));
+    // The run log is the benchmark's output, as on every backend: no marker, no /proc text.
+    CHECK(base::read_file(run.log_path).value_or("") == "bench.ops_per_sec: 1000\n");
+  }
 }
 
 TEST_CASE("ssh settings: lab-file mistakes are file:line: key: errors", "[lab][ssh]") {

@@ -178,3 +178,38 @@ TEST_CASE("time metrics from a run's rusage") {
   u.max_rss_kb = 0;
   CHECK_FALSE(time_metrics(u).contains("time.maximum_resident_set_size"));
 }
+
+TEST_CASE("a process's stat line and the usage of what a shell waited for") {
+  // A command name with spaces and a ')' cannot shift the fields: they are counted after the last ')'.
+  auto stat = parse_pid_stat("212 (my) sh (x)) S 180 212 212 0 -1 4194560 130 7 2 1 11 12 13 14 20 0 1 0 9 0\n");
+  CHECK(stat == Counters{{"minflt", 130},
+                         {"cminflt", 7},
+                         {"majflt", 2},
+                         {"cmajflt", 1},
+                         {"utime", 11},
+                         {"stime", 12},
+                         {"cutime", 13},
+                         {"cstime", 14}});
+  CHECK(parse_pid_stat("212 (sh) S 180 212").empty());
+  CHECK(parse_pid_stat("no parenthesis 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15").empty());
+  CHECK(parse_pid_stat("1 (sh) S 0 1 1 0 -1 0 1 2 3 4 5 6 -7 8").empty()); // a negative cutime is no number
+
+  const std::string before = "99 (sh) S 1 99 99 0 -1 0 5 100 0 3 1 1 250 40 20 0 1 0 9";
+  const std::string after = "99 (sh) S 1 99 99 0 -1 0 6 900 0 5 1 1 400 90 20 0 1 0 9";
+  auto usage = waited_usage(before, after, 2.0);
+  REQUIRE(usage.has_value());
+  CHECK(usage->user_seconds == Approx(1.5));
+  CHECK(usage->system_seconds == Approx(0.5));
+  CHECK(usage->minor_faults == 800);
+  CHECK(usage->major_faults == 2);
+  CHECK(waited_usage(before, after, 2.0, 1024)->user_seconds == Approx(150.0 / 1024));
+  // Unknown context switches and RSS give no metric, not a zero.
+  auto m = time_metrics(*usage);
+  CHECK(m.at("time.percent_of_cpu_this_job_got") == 100);
+  CHECK_FALSE(m.contains("time.voluntary_context_switches"));
+  CHECK_FALSE(m.contains("time.involuntary_context_switches"));
+  CHECK_FALSE(m.contains("time.maximum_resident_set_size"));
+  // Backwards (another shell, a reset) or unreadable: no usage.
+  CHECK_FALSE(waited_usage(after, before, 2.0).has_value());
+  CHECK_FALSE(waited_usage("", after, 2.0).has_value());
+}
