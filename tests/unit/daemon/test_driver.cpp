@@ -2,7 +2,7 @@
 // (no SQLite, no git, no processes): picks become requests, a culprit is verified before it is reported, a merge
 // culprit sends the search into its branch, and the result is stored once with its mail.
 #include "daemon/bisection/driver.hpp"
-#include "daemon_fakes.hpp"
+#include "fakes/daemon_fakes.hpp"
 #include "fakes/fake_repo.hpp"
 #include "support/temp_dir.hpp"
 
