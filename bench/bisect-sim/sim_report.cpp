@@ -95,9 +95,8 @@ Row aggregate(const Scenario& sc, MethodKind method, const std::vector<TrialResu
   row.p90_runs = runs.empty() ? 0 : runs[static_cast<std::size_t>(0.9 * (runs.size() - 1))];
   row.false_culprit_rate = sc.no_change ? named / n : 0;
   row.r_lb = information_bound_runs(sc, delta);
-  row.rho_lb = sc.no_change ? 0 : row.r_lb * bisect::math::biawgn_capacity(sc.d) /
-                                    std::min(sc.k_machines * bisect::math::biawgn_capacity(sc.d),
-                                             std::log2(sc.k_machines + 1.0));
+  double cap = bisect::math::biawgn_capacity(sc.d);
+  row.rho_lb = sc.no_change ? 0 : row.r_lb * cap / std::min(sc.k_machines * cap, std::log2(sc.k_machines + 1.0));
   calibration(results, row);
   return row;
 }

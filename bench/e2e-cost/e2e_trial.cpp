@@ -185,6 +185,7 @@ void count_phases(Daemon& d, std::int64_t id, const History& h, std::size_t n, s
       }
       if (r->second.purpose == storage::Purpose::verify) {
         ++cost.verification;
+        cost.pairs += variant.empty() ? 1 : 0;
       } else if (merge_mark > 0 && r->first > merge_mark) {
         ++cost.merge_phase;
       } else if (s.commit == good || s.commit == bad) {
@@ -202,9 +203,8 @@ TrialCost run_trial(const sim::World& world, const TrialOptions& options) {
   Daemon d(options);
   auto h = make_history(d.trees.repo("sim"), world);
   WorldSampler sampler(world, h);
-  test::SimulatedLab lab(d.store, [&](const storage::RequestRow& r, int run, const std::string& boot) {
-    return sampler(r, run, boot);
-  });
+  test::SimulatedLab lab(
+    d.store, [&](const storage::RequestRow& r, int run, const std::string& boot) { return sampler(r, run, boot); });
   seed_alert(d, lab, world, h);
   const auto& sc = world.scenario();
   TrialCost cost;
@@ -234,8 +234,8 @@ TrialCost run_trial(const sim::World& world, const TrialOptions& options) {
   cost.builds = b ? b->builds : 0;
   cost.boots = b ? b->boots : 0;
   cost.stored_runs = b ? b->runs : 0;
-  cost.correct = b && b->state == storage::BisectionState::found && world.culprit() &&
-                 b->culprit == h.sha_of_id[*world.culprit()];
+  cost.correct =
+    b && b->state == storage::BisectionState::found && world.culprit() && b->culprit == h.sha_of_id[*world.culprit()];
   return cost;
 }
 

@@ -18,6 +18,7 @@ struct TrialCost {
   std::int64_t endpoint = 0;     // mainline phase: the search's runs on the good and bad commits
   std::int64_t search = 0;       // mainline phase: the search's runs on the commits between
   std::int64_t verification = 0; // confirm pairs, revert and layout runs, in every phase
+  std::int64_t pairs = 0;        // of which the engine's confirm pairs (the merge's and the culprit's)
   std::int64_t merge_phase = 0;  // the merged branch's search (its endpoints included)
   std::int64_t builds = 0, boots = 0;
   std::int64_t stored_runs = 0; // the bisection's `runs` as storage counts them (must equal total())

@@ -68,7 +68,7 @@ private:
     std::vector<std::string> chain;
     bisect::Problem problem;
     bisect::Step step;
-    std::int64_t reused = 0; // samples the engine was handed that other requests measured (the alert's, ...)
+    std::int64_t reused = 0;      // samples the engine was handed that other requests measured (the alert's, ...)
     std::size_t borrowed_tip = 0; // merged branch: the merge's samples standing in for the unmeasured branch tip
   };
   // In a merged branch's search, the commits of the mainline phase whose samples describe the branch's ends: the
@@ -113,7 +113,7 @@ private:
   // disk or a locked store fails every step the same way).
   std::map<std::int64_t, std::string> m_failing;
   std::set<std::pair<std::int64_t, std::string>> m_relevance_told; // (id, range) whose event was written
-  std::map<std::int64_t, StandIns> m_stand_ins;                     // id -> the merged branch's stand-ins
+  std::map<std::int64_t, StandIns> m_stand_ins;                    // id -> the merged branch's stand-ins
 };
 
 // What the culprit is compared with: its first parent, or when that (and maybe more) was left out as irrelevant
