@@ -39,8 +39,10 @@ set(BISECTD_LAYERS
   "cli | base/ bisect/ vcs/ | curl cli11 json spdlog fmt | posix"
   # Benchmarks and tests: what they exercise, and their own support code.
   "bench | base/ bisect/ monitors/ vcs/ | json | posix"
+  # The whole-bisection bench runs the daemon's driver on the tests' fakes in bisect-sim's world.
+  "bench/e2e-cost | base/ bisect/ storage/ vcs/ kbuild/ daemon/ fakes/ support/ bisect-sim/ | json spdlog | posix"
   "tests/support | base/ | | posix"
-  "tests/fakes | fakes/ base/ bisect/ storage/ vcs/ kbuild/ lab/ daemon/core/ | | std"
+  "tests/fakes | fakes/ base/ bisect/ storage/ vcs/ kbuild/ lab/ daemon/core/ daemon/reporting/ daemon/verify/ | | std"
   "tests/kernel | base/ kbuild/ lab/ | | posix"
   "tests/lava | base/ lab/ | | posix"
   "tests/layering | | | std"

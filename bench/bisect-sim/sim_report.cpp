@@ -51,6 +51,13 @@ void calibration(const std::vector<TrialResult>& results, Row& row) {
 
 } // namespace
 
+double information_bound_runs(const Scenario& sc, double delta) {
+  // Genie bound on the relevant candidates (irrelevant commits carry no prior mass).
+  double candidates = std::max(2.0, static_cast<double>(sc.n) * (1 - sc.irrelevant));
+  double bits = std::log2(candidates) - bisect::math::binary_entropy(delta) - delta * std::log2(candidates - 1);
+  return sc.no_change ? 0 : bits / bisect::math::biawgn_capacity(sc.d);
+}
+
 Row aggregate(const Scenario& sc, MethodKind method, const std::vector<TrialResult>& results, double delta) {
   Row row;
   row.scenario = sc.name;
@@ -87,12 +94,9 @@ Row aggregate(const Scenario& sc, MethodKind method, const std::vector<TrialResu
   std::sort(runs.begin(), runs.end());
   row.p90_runs = runs.empty() ? 0 : runs[static_cast<std::size_t>(0.9 * (runs.size() - 1))];
   row.false_culprit_rate = sc.no_change ? named / n : 0;
-  // Genie bound on the relevant candidates (irrelevant commits carry no prior mass).
-  double candidates = std::max(2.0, static_cast<double>(sc.n) * (1 - sc.irrelevant));
-  double bits = std::log2(candidates) - bisect::math::binary_entropy(delta) - delta * std::log2(candidates - 1);
+  row.r_lb = information_bound_runs(sc, delta);
   double cap = bisect::math::biawgn_capacity(sc.d);
-  row.r_lb = sc.no_change ? 0 : bits / cap;
-  row.rho_lb = sc.no_change ? 0 : bits / std::min(sc.k_machines * cap, std::log2(sc.k_machines + 1.0));
+  row.rho_lb = sc.no_change ? 0 : row.r_lb * cap / std::min(sc.k_machines * cap, std::log2(sc.k_machines + 1.0));
   calibration(results, row);
   return row;
 }

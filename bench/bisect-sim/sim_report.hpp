@@ -28,6 +28,11 @@ struct Row {
 // Wilson score interval for k successes in n trials at 95 %.
 std::pair<double, double> wilson(int k, int n);
 
+// The information bound R_LB: the fewest runs any method needs on average to name the culprit among the scenario's
+// relevant candidates with error delta, each run carrying at most the capacity of a binary-input gaussian channel
+// at signal-to-noise d (0 for a no-change scenario).
+double information_bound_runs(const Scenario& scenario, double delta);
+
 Row aggregate(const Scenario& scenario, MethodKind method, const std::vector<TrialResult>& results, double delta);
 
 std::string json_row(const Row& row);

@@ -22,6 +22,7 @@ const char* to_string(Noise noise) {
   case Noise::gaussian: return "gaussian";
   case Noise::student_t3: return "student_t3";
   case Noise::outliers: return "outliers5pct_5sigma";
+  case Noise::outliers_wide: return "outliers5pct_5to10sigma";
   case Noise::bimodal: return "bimodal";
   case Noise::boot_offsets: return "boot_offsets";
   case Noise::drift: return "drift";
@@ -69,7 +70,8 @@ World::World(const Scenario& scenario, std::uint64_t seed, int trial)
       for (const auto& b : m_branches) {
         is_merge = is_merge || b.first == c;
       }
-      if (c < total && m_relevant[c] && !m_unbuildable[c] && !is_merge) {
+      bool allowed = !scenario.culprit_in_branch || m_branches.empty() || c > n;
+      if (c < total && m_relevant[c] && !m_unbuildable[c] && !is_merge && allowed) {
         m_culprit = c;
         break;
       }
@@ -147,6 +149,11 @@ double World::value(std::size_t commit, int visit, int run, std::int64_t seq) co
     break;
   }
   case Noise::outliers: e = unit(7, c, r) < 0.05 ? 5 * gauss(8, c, r) : e; break;
+  case Noise::outliers_wide: // 5 % of runs wild, 5 to 10 sigma away either way (what a lab's hiccups look like)
+    if (unit(7, c, r) < 0.05) {
+      e = (unit(11, c, r) < 0.5 ? -1.0 : 1.0) * (5 + 5 * unit(12, c, r));
+    }
+    break;
   case Noise::bimodal: // 30 % of runs in a slow mode 1.5 sigma away, each mode 0.6 sigma wide
     e = 0.6 * e + (unit(9, c, r) < 0.3 ? -1.5 : 0.0);
     break;

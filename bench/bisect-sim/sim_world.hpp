@@ -10,7 +10,7 @@
 
 namespace bisectd::sim {
 
-enum class Noise { gaussian, student_t3, outliers, bimodal, boot_offsets, drift };
+enum class Noise { gaussian, student_t3, outliers, outliers_wide, bimodal, boot_offsets, drift };
 
 struct Scenario {
   std::string name;
@@ -18,10 +18,11 @@ struct Scenario {
   double d = 2.17;      // shift / run-to-run sigma
   Noise noise = Noise::gaussian;
   int k_machines = 1;
-  double unbuildable = 0; // fraction of commits that fail to build (found out by trying)
-  double irrelevant = 0;  // fraction of commits with prior 0 (touch no built file)
-  bool no_change = false; // a false alert: no culprit at all
-  int merges = 0;         // merged branches in the history (recursion into the culprit merge)
+  double unbuildable = 0;         // fraction of commits that fail to build (found out by trying)
+  double irrelevant = 0;          // fraction of commits with prior 0 (touch no built file)
+  bool no_change = false;         // a false alert: no culprit at all
+  int merges = 0;                 // merged branches in the history (recursion into the culprit merge)
+  bool culprit_in_branch = false; // with merges: the culprit is drawn from the branches' commits only
   int trials = 200;
   int alert_runs = -1; // alert confirmation runs per endpoint given to every method; -1: as the
                        // daemon sizes them (alert_visits), 0: none

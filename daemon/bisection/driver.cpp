@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <set>
 
 namespace bisectd::daemon::bisection {
@@ -212,6 +213,60 @@ Result<bisect::Problem> Driver::problem_for(const storage::BisectionRow& b, cons
   return problem;
 }
 
+Result<Driver::StandIns> Driver::stand_ins(const storage::BisectionRow& b, const std::vector<std::string>& chain) {
+  auto key = b.merge + ":" + b.range_good + ".." + b.range_bad;
+  if (auto found = m_stand_ins.find(b.id); found != m_stand_ins.end() && found->second.key == key) {
+    return found->second;
+  }
+  StandIns s{key, b.merge, ""};
+  BISECTD_TRY(m_parts.repos.with_repo(b.tree, [&](vcs::Repo& repo) -> Status {
+    BISECTD_TRY_ASSIGN(auto merge, repo.commit(b.merge));
+    // The mainline phase judged every commit of its chain before the merge good. A merge base off that chain (older
+    // than its good end, or inside another merged branch, or a nested merge's) was never judged: no stand-in.
+    BISECTD_TRY_ASSIGN(auto mainline, repo.first_parent_chain(b.good, b.bad));
+    bool judged = std::find(mainline.begin(), mainline.end(), chain.front()) != mainline.end() &&
+                  std::find(mainline.begin(), mainline.end(), b.merge) != mainline.end();
+    if (judged && !merge.parents.empty()) {
+      s.base = merge.parents.front();
+    }
+    return {};
+  }));
+  return m_stand_ins[b.id] = s;
+}
+
+// The branch's tip is the merge's second parent and, with the regression inside the branch, reads like the merge;
+// the merge base reads like the merge's first parent. Their samples from the mainline phase (the search's and the
+// merge's confirm pairs) replace new endpoint runs. The tip's stand-in holds only while the tip has no runs of its
+// own: once measured, the tip speaks for itself. None of them is counted again: they are the bisection's own runs,
+// or were counted as reused in the mainline phase.
+Status Driver::add_merge_evidence(Tick& t) {
+  if (t.b.merge.empty() || t.chain.size() < 2) {
+    return {};
+  }
+  BISECTD_TRY_ASSIGN(auto s, stand_ins(t.b, t.chain));
+  std::size_t tip = t.chain.size() - 1;
+  bool tip_measured = std::any_of(t.problem.samples.begin(), t.problem.samples.end(),
+                                  [&](const bisect::Sample& x) { return x.commit == tip; });
+  auto borrow = [&](const std::string& commit, std::size_t as) -> Result<std::size_t> {
+    BISECTD_TRY_ASSIGN(auto samples, m_stores.samples.metric_samples(t.job->name, {commit}, t.b.metric));
+    std::size_t added = 0;
+    for (const auto& x : samples) {
+      if (x.value > 0) { // not verification runs here: the branch's own pairs are taken afresh
+        t.problem.samples.push_back({as, x.value, x.boot_id, x.id, false});
+        ++added;
+      }
+    }
+    return added;
+  };
+  if (!s.base.empty()) {
+    BISECTD_TRY(borrow(s.base, 0));
+  }
+  if (!tip_measured) {
+    BISECTD_TRY_ASSIGN(t.borrowed_tip, borrow(s.tip, tip));
+  }
+  return {};
+}
+
 Status Driver::advance(storage::BisectionRow b) {
   BISECTD_TRY_ASSIGN(auto job, m_parts.jobs.get(b.job));
   auto chain_or = chain(b);
@@ -223,7 +278,15 @@ Status Driver::advance(storage::BisectionRow b) {
   if (t.problem.chain.front().skipped || t.problem.chain.back().skipped) {
     return fail(t.b, "an endpoint (good or bad) cannot be built or run; see `bisectctl results`");
   }
+  BISECTD_TRY(add_merge_evidence(t));
   t.step = bisect::next_step(t.problem);
+  if (t.borrowed_tip > 0 && t.step.verdict == bisect::Verdict::found && t.step.culprit == t.chain.size() - 1) {
+    // The tip is named on the merge's runs alone: it must be measured itself (the merge may regress where the
+    // branch alone does not).
+    t.problem.samples.resize(t.problem.samples.size() - t.borrowed_tip);
+    t.borrowed_tip = 0;
+    t.step = bisect::next_step(t.problem);
+  }
   t.b.p_culprit = t.step.p_culprit;
   t.b.result_json = result_json(t.chain, t.step);
   BISECTD_TRY(count_cost(t));

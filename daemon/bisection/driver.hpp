@@ -68,7 +68,14 @@ private:
     std::vector<std::string> chain;
     bisect::Problem problem;
     bisect::Step step;
-    std::int64_t reused = 0; // samples the engine was handed that other requests measured (the alert's, ...)
+    std::int64_t reused = 0;      // samples the engine was handed that other requests measured (the alert's, ...)
+    std::size_t borrowed_tip = 0; // merged branch: the merge's samples standing in for the unmeasured branch tip
+  };
+  // In a merged branch's search, the commits of the mainline phase whose samples describe the branch's ends: the
+  // merge (for the tip) and its first parent (for the merge base, when the base lies on the searched mainline).
+  struct StandIns {
+    std::string key; // the range they were found for
+    std::string tip, base;
   };
   // The verdict of verification for the step's culprit.
   enum class Checked { pending, excluded, verified };
@@ -80,6 +87,10 @@ private:
                                       const std::vector<std::string>& chain, std::int64_t& reused);
   Status add_candidates(const Job& job, const storage::BisectionRow& b, const std::vector<std::string>& chain,
                         bisect::Problem& problem, std::int64_t& reused);
+  // Adds the mainline phase's samples of the merge and its first parent to a merged branch's ends (the base's
+  // first, the tip's last, counted in Tick::borrowed_tip); nothing outside a merged branch's search.
+  Status add_merge_evidence(Tick& t);
+  Result<StandIns> stand_ins(const storage::BisectionRow& b, const std::vector<std::string>& chain);
   // Fills the row's cost: every run, build and boot its own requests caused, and the runs of others it reused.
   Status count_cost(Tick& t);
   void apply_settings(const storage::BisectionRow& b, const Job& job, int open_requests, bisect::Problem& problem);
@@ -102,6 +113,7 @@ private:
   // disk or a locked store fails every step the same way).
   std::map<std::int64_t, std::string> m_failing;
   std::set<std::pair<std::int64_t, std::string>> m_relevance_told; // (id, range) whose event was written
+  std::map<std::int64_t, StandIns> m_stand_ins;                    // id -> the merged branch's stand-ins
 };
 
 // What the culprit is compared with: its first parent, or when that (and maybe more) was left out as irrelevant

@@ -4,7 +4,7 @@
 
 #include "daemon/run/builds.hpp"
 #include "daemon/run/visit_runner.hpp"
-#include "daemon_fakes.hpp"
+#include "fakes/daemon_fakes.hpp"
 #include "fakes/fake_repo.hpp"
 #include "kbuild/build_store.hpp"
 #include "support/temp_dir.hpp"

@@ -2,7 +2,7 @@
 // (no SQLite, no git, no processes): picks become requests, a culprit is verified before it is reported, a merge
 // culprit sends the search into its branch, and the result is stored once with its mail.
 #include "daemon/bisection/driver.hpp"
-#include "daemon_fakes.hpp"
+#include "fakes/daemon_fakes.hpp"
 #include "fakes/fake_repo.hpp"
 #include "support/temp_dir.hpp"
 
@@ -273,4 +273,72 @@ TEST_CASE("driver: a bisection counts every run its requests caused, across a me
   REQUIRE(w.reporter.conclusions.size() == 1);
   CHECK(w.reporter.conclusions[0].runs == caused);
   CHECK(w.reporter.conclusions[0].runs_reused == 6);
+}
+
+namespace {
+
+// m0..m5 on the mainline, a topic branch b0..b4 off m2 merged after m5, then a0..a2; the merge and everything
+// after it read 80 (from 100).
+struct MergedBranch {
+  explicit MergedBranch(DriverWorld& w)
+      : main(w.repo.line("m", 6)), branch(w.repo.line("b", 5, main[2])),
+        merge(w.repo.add("merge", {main[5], branch.back()})), after(w.repo.line("a", 3, merge)) {
+    w.plant({merge}, 0, 80.0);
+    w.plant(after, 0, 80.0);
+  }
+  std::vector<std::string> main, branch;
+  std::string merge;
+  std::vector<std::string> after;
+};
+
+// The requests of the bisection queued after its search moved into the merged branch.
+std::vector<storage::RequestRow> branch_phase_requests(DriverWorld& w, std::int64_t id,
+                                                       const std::vector<std::string>& branch) {
+  std::vector<storage::RequestRow> out;
+  for (const auto& r : w.store.all_requests()) {
+    if (r.bisection_id == id && std::find(branch.begin(), branch.end(), r.commit) != branch.end()) {
+      out.push_back(r);
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("driver: a merged branch's search starts from the merge's runs, not new endpoint runs",
+          "[daemon][bisection]") {
+  DriverWorld w;
+  MergedBranch h(w);
+  w.plant(h.branch, 3, 80.0); // b3 regresses
+  auto id = *w.driver.start({"demo", "master", h.main.front(), h.after.back(), "bench", "", storage::Origin::manual});
+  auto b = w.run_to_end(id, 600);
+  REQUIRE(b.merge == h.merge);
+  CHECK(b.culprit == h.branch[3]);
+  // The tip reads like the merge (measured on the mainline): the branch's search never runs it (without the
+  // stand-in the engine's first step measures both ends of the branch).
+  auto requests = branch_phase_requests(w, id, h.branch);
+  REQUIRE_FALSE(requests.empty());
+  for (const auto& r : requests) {
+    CHECK(r.commit != h.branch.back());
+  }
+  std::vector<std::int64_t> own;
+  for (const auto& r : w.store.all_requests()) {
+    if (r.bisection_id == id) {
+      own.push_back(r.id);
+    }
+  }
+  // The stand-ins' runs are the bisection's own, counted once.
+  CHECK(b.runs == static_cast<std::int64_t>(w.store.request_metric_samples(own, "ops").value().size()));
+}
+
+TEST_CASE("driver: a merge that regresses where its branch alone does not is named, the tip measured itself",
+          "[daemon][bisection]") {
+  DriverWorld w;
+  MergedBranch h(w); // the branch reads 100 throughout: only the merge combines into a regression
+  auto id = *w.driver.start({"demo", "master", h.main.front(), h.after.back(), "bench", "", storage::Origin::manual});
+  auto b = w.run_to_end(id, 600);
+  CHECK(b.state == BisectionState::found);
+  CHECK(b.culprit == h.merge);
+  auto requests = branch_phase_requests(w, id, h.branch);
+  CHECK(std::any_of(requests.begin(), requests.end(), [&](const auto& r) { return r.commit == h.branch.back(); }));
 }

@@ -4,7 +4,7 @@
 #include "daemon/run/machine_slots.hpp"
 #include "daemon/run/quarantine.hpp"
 #include "daemon/run/visit_runner.hpp"
-#include "daemon_fakes.hpp"
+#include "fakes/daemon_fakes.hpp"
 #include "fakes/fake_repo.hpp"
 #include "support/temp_dir.hpp"
 

@@ -1,6 +1,6 @@
 // The watcher's and the confirmation's decisions, on an in-memory store and history (no SQLite, no git).
 #include "daemon/watch/watcher.hpp"
-#include "daemon_fakes.hpp"
+#include "fakes/daemon_fakes.hpp"
 #include "fakes/fake_repo.hpp"
 #include "support/temp_dir.hpp"
 

@@ -11,6 +11,7 @@
 #include "fakes/memory_store.hpp"
 #include "kbuild/builder.hpp"
 
+#include <cmath>
 #include <functional>
 #include <map>
 #include <random>
@@ -89,12 +90,21 @@ public:
   std::vector<std::string> built;
 };
 
-// The simulated lab: every queued request is run at once with `level(commit)` times lognormal noise of `sigma`.
+// The simulated lab: every queued request is run at once, each run's value from a sampler; by default
+// `level(commit)` times lognormal noise of `sigma`. Each claimed request is one boot of the machine.
 class SimulatedLab {
 public:
+  // The value of run `run` of the visit `boot` made for `request` (the metric "ops").
+  using Sampler = std::function<double(const storage::RequestRow& request, int run, const std::string& boot)>;
+
   SimulatedLab(MemoryStore& store, std::function<double(const std::string& commit)> level, double sigma,
                std::uint32_t seed = 1)
-      : m_store(store), m_level(std::move(level)), m_noise(0.0, sigma), m_random(seed) {}
+      : m_store(store),
+        m_sampler([level = std::move(level), noise = std::normal_distribution<double>(0.0, sigma),
+                   random = std::mt19937(seed)](const storage::RequestRow& r, int, const std::string&) mutable {
+          return level(r.commit) * std::exp(noise(random));
+        }) {}
+  SimulatedLab(MemoryStore& store, Sampler sampler) : m_store(store), m_sampler(std::move(sampler)) {}
 
   // Runs every queued request of `group` on `machine`; returns how many ran.
   int run_queued(const std::string& group, const std::string& machine = "m0");
@@ -102,9 +112,7 @@ public:
 
 private:
   MemoryStore& m_store;
-  std::function<double(const std::string&)> m_level;
-  std::normal_distribution<double> m_noise;
-  std::mt19937 m_random;
+  Sampler m_sampler;
   int m_boots = 0;
 };
 
@@ -123,7 +131,7 @@ inline int SimulatedLab::run_queued(const std::string& group, const std::string&
       s.boot_id = boot;
       s.run = run;
       s.verification = claimed->purpose == storage::Purpose::verify;
-      s.metrics["ops"] = m_level(claimed->commit) * std::exp(m_noise(m_random));
+      s.metrics["ops"] = m_sampler(*claimed, run, boot);
       samples.push_back(s);
     }
     (void)m_store.finish_request(claimed->id, samples);
