@@ -256,6 +256,9 @@ std::vector<Gate> find_with_level(detail::PreparedSeries& model, double& sigma, 
   model.wander = detail::local_level_wander(model.values, cps, sigma, k_level_lr);
   if (model.wander > 0.0) {
     gates = find(model, sigma, options, cps);
+  } else if (options.long_segments) {
+    // A steady level: small steps between long stable stretches show over the whole stretches.
+    detail::add_long_changes(model, sigma, options, cps, gates);
   }
   return gates;
 }

@@ -42,6 +42,13 @@ struct DetectOptions {
   // change points found (robust variogram of the residuals at lag min(64, n/6) above 1.3x lag 1): then 2.5 with
   // windows of at most 25 points, the level's random-walk variance added to the window gate's noise.
   double abrupt_z = -1;
+  // Long-segment pass of the lab model (abrupt_z < 0, when the level does not wander): inside the segments
+  // between the change points found, a split by binary segmentation is also a change point when the whole
+  // segments either side (not max_window points) pass the gates, with long_k_sigma in place of k_sigma (their
+  // levels are known far better than a window's), a step explains them clearly better than a random-walk
+  // level, and no ramp fits better. Every other gate (rank test, relative change, abruptness) is as above.
+  bool long_segments = true;
+  double long_k_sigma = 0.5;
 };
 
 struct ChangePoint {

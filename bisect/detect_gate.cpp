@@ -108,13 +108,18 @@ double hinge_z(std::span<const double> left, std::span<const double> right, doub
 } // namespace
 
 Gate evaluate_gate(const PreparedSeries& p, std::size_t lo, std::size_t pos, std::size_t hi, double sigma,
-                   const DetectOptions& options) {
+                   const DetectOptions& options, std::size_t level_window) {
   const std::span<const double> y = p.values;
   const auto window = static_cast<std::size_t>(std::max(1, options.max_window));
+  // The lab gates look at max_window points either side; the levels and the rank test at level_window.
   const std::size_t left_lo = std::max(lo, pos >= window ? pos - window : 0);
   const std::size_t right_hi = std::min(hi, pos + window);
-  const std::span<const double> left = y.subspan(left_lo, pos - left_lo);
-  const std::span<const double> right = y.subspan(pos, right_hi - pos);
+  const std::size_t levels = level_window > 0 ? level_window : window;
+  const std::size_t level_lo = std::max(lo, pos >= levels ? pos - levels : 0);
+  const std::span<const double> left = y.subspan(level_lo, pos - level_lo);
+  const std::span<const double> right = y.subspan(pos, std::min(hi, pos + levels) - pos);
+  const std::span<const double> lab_left = y.subspan(left_lo, pos - left_lo);
+  const std::span<const double> lab_right = y.subspan(pos, right_hi - pos);
   Gate g;
   g.n_left = left.size();
   g.n_right = right.size();
@@ -153,9 +158,9 @@ Gate evaluate_gate(const PreparedSeries& p, std::size_t lo, std::size_t pos, std
     const double z = near_jump(y, lo, pos, hi, near_sigma, options, jump);
     g.pass = jump * diff > 0.0 && z >= options.abrupt_z && std::abs(jump) >= abrupt_share(options) * std::abs(diff);
   }
-  if (g.pass && options.lab_model && left.size() >= 4 && right.size() >= 4) {
+  if (g.pass && options.lab_model && lab_left.size() >= 4 && lab_right.size() >= 4) {
     double gap = 0;
-    const double z = hinge_z(left, right, near_sigma, gap);
+    const double z = hinge_z(lab_left, lab_right, near_sigma, gap);
     g.pass = gap * diff > 0.0 && std::abs(z) >= (strict(options) ? k_strict_hinge_z : k_lenient_hinge_z);
   }
   if (g.pass && p.machines > 1) {

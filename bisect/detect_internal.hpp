@@ -56,6 +56,21 @@ double wander_variance(std::span<const double> y, const std::vector<std::size_t>
 double local_level_wander(std::span<const double> y, const std::vector<std::size_t>& cps, double sigma,
                           double min_lr);
 
+// Likelihood ratio of the local-level model (its maximum-likelihood walk) against a constant level on y, the
+// level restarting at cps: how much more a wandering level explains than steps alone.
+double local_level_lr(std::span<const double> y, const std::vector<std::size_t>& cps, double sigma);
+
+// Twice the log-likelihood of constant levels between cps (the local-level model without walk), noise variance
+// concentrated out: differences of it between change-point sets are likelihood ratios.
+double constant_level_2ll(std::span<const double> y, const std::vector<std::size_t>& cps, double sigma);
+
+// The long-segment pass (detect_long.cpp). Binary segmentation of a change in mean inside each segment between
+// cps, on points clipped at 3.5 sigma around a running median: a segment is split at its best position when the
+// squared Welch z of the two sides' means (each side's noise from its successive differences) reaches
+// `penalty`, and both parts are searched again. Splits leave at least min_side points either side.
+std::vector<std::size_t> long_splits(std::span<const double> y, const std::vector<std::size_t>& cps, double sigma,
+                                     std::size_t min_side, double penalty);
+
 // Step against ramp around a change at pos of window y (detect_ramp.cpp), in sigma^2 of residual sum of squares:
 // `advantage`: how much better a continuous ramp of at least min_ramp points straddling pos fits than a step
 // near pos (0 when the step fits best); `jump_given_ramp` (computed only when advantage > 0): how much a step
@@ -77,8 +92,16 @@ struct Gate {
 };
 // Compares y[max(lo, pos-W), pos) with y[pos, min(hi, pos+W)), W = options.max_window, y = p.values. With the
 // lab model, also the abruptness gate (the nearest min_segment points either side) and the machine gate.
+// level_window (0: max_window) sets the points either side for the levels, the rank test and the k_sigma and
+// relative-change gates; the lab gates always use max_window.
 Gate evaluate_gate(const PreparedSeries& p, std::size_t lo, std::size_t pos, std::size_t hi, double sigma,
-                   const DetectOptions& options);
+                   const DetectOptions& options, std::size_t level_window = 0);
+
+// The long-segment pass for a series whose level is steady between its change points cps (prepared indices,
+// `gates` theirs, judged with `options`): adds the long_splits between them that pass the gates over the whole
+// segments either side (DetectOptions::long_segments), keeping every change point's gates passing.
+void add_long_changes(const PreparedSeries& p, double sigma, const DetectOptions& options,
+                      std::vector<std::size_t>& cps, std::vector<Gate>& gates);
 
 // Split in [from, to] maximizing the standardised rank CUSUM (Pettitt's |U_t| / sd) over y[lo, hi); `current` when from
 // > to.

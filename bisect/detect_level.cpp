@@ -212,6 +212,20 @@ std::vector<std::size_t> cps_within(const std::vector<std::size_t>& cps, std::si
 
 } // namespace
 
+double constant_level_2ll(std::span<const double> y, const std::vector<std::size_t>& cps, double sigma) {
+  double s2 = 0;
+  return 2.0 * local_level_loglik(y, cps, 0.0, sigma, s2);
+}
+
+double local_level_lr(std::span<const double> y, const std::vector<std::size_t>& cps, double sigma) {
+  if (sigma <= 0.0 || y.size() < 4) {
+    return 0.0;
+  }
+  double lr = 0, s2 = 0;
+  (void)local_level_fit(y, cps, sigma, lr, s2);
+  return lr;
+}
+
 double local_level_wander(std::span<const double> y, const std::vector<std::size_t>& cps, double sigma,
                           double min_lr) {
   if (sigma <= 0.0 || y.size() < 32) {

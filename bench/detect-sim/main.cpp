@@ -39,8 +39,9 @@ struct KindBounds {
   double f1_slack = 0.0;     // F1 may trail the best baseline by this much
 };
 const std::map<std::string, KindBounds> k_missed_targets = {
-  // F1 0.792 vs binseg 0.807 at 500 series (seed 4242: 0.823 vs PELT 0.832); 0.743 vs 0.789 in --quick's 60.
-  {"single_value", {0.5, 0.05}},
+  // Met on the full runs (F1 0.821 vs binseg 0.807, seed 4242: 0.848 vs PELT 0.832), a tie in --quick's 60 series
+  // (0.789 vs binseg 0.789), where one step found or missed moves F1 by ~0.006: a slack of 0.02 there.
+  {"single_value", {0.5, 0.02}},
 };
 
 struct Args {
