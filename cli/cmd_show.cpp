@@ -4,6 +4,7 @@
 #include "cli/table.hpp"
 #include "cli/validate.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <ctime>
 #include <memory>
@@ -20,10 +21,11 @@ struct IdOptions {
   bool all = false; // report: every significant row of the table
 };
 
+// "label       value": labels padded to one column, a longer label still followed by a space.
 void line(std::ostringstream& out, const char* label, const std::string& value) {
-  char buffer[16];
-  std::snprintf(buffer, sizeof buffer, "%-12s", label);
-  out << buffer << value << '\n';
+  std::string padded(label);
+  padded.resize(std::max<std::size_t>(padded.size() + 1, 12), ' ');
+  out << padded << value << '\n';
 }
 
 std::string culprit_text(const nlohmann::json& b) {

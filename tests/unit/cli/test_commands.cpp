@@ -1,5 +1,6 @@
 // bisectctl commands end to end against fake_bisectd.py (canned replies, logged requests).
 #include "base/fs.hpp"
+#include "cli/cmd_show.hpp"
 #include "cli/cmd_wait.hpp"
 #include "cli/format.hpp"
 #include "cli/interrupt.hpp"
@@ -292,4 +293,15 @@ TEST_CASE("bisectctl logs --follow reads on from next_offset until the request e
 
   auto kind = run_cli({"--server", server.url(), "logs", "kernel", "12"});
   CHECK(kind.code == 2);
+}
+
+TEST_CASE("show: the cost lines, machine time in its own column", "[cli]") {
+  nlohmann::json b = {{"id", 7},         {"tree", "linux"}, {"job", "kbench"},   {"state", "found"},
+                      {"runs", 66},      {"builds", 9},     {"boots", 40},       {"runs_reused", 20},
+                      {"machine_seconds", 472.4}};
+  auto text = bisectd::cli::render_bisection(b, 0);
+  CHECK(text.find("runs        66\n") != std::string::npos);
+  CHECK(text.find("machine time 7m52s (lab machines held for its visits)\n") != std::string::npos);
+  b["machine_seconds"] = 0; // not counted (an older daemon, or nothing ran yet): no line
+  CHECK(bisectd::cli::render_bisection(b, 0).find("machine time") == std::string::npos);
 }
