@@ -18,6 +18,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <system_error>
 
 namespace {
 
@@ -195,7 +196,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   request.body = newline == std::string::npos ? "" : rest.substr(newline + 1);
 
   auto& w = world();
-  fs::copy_file(w.seed_db, w.db, fs::copy_options::overwrite_existing);
+  // libFuzzer's timeout alarm (SIGALRM every second) can interrupt the copy's system calls: copy again, bounded.
+  for (int attempt = 1;; ++attempt) {
+    std::error_code error;
+    fs::copy_file(w.seed_db, w.db, fs::copy_options::overwrite_existing, error);
+    if (!error) {
+      break;
+    }
+    check(error == std::errc::interrupted && attempt < 100, "cannot copy the seed database");
+  }
   auto store = storage::Store::open(w.db);
   check(store.has_value(), "cannot open the copy of the seed database");
   auto response = handle(**store, request);
