@@ -291,10 +291,12 @@ Result<std::string> gzip_bytes(const std::string& data) {
   return std::move(status.out);
 }
 
-Result<fs::path> cached_base_image(const InitramfsInputs& inputs, const fs::path& cache_dir) {
-  BISECTD_TRY_ASSIGN(auto entries, base_entries(inputs));
+// The gzip'd archive of `entries` under `cache_dir`, named `<prefix>-<hash of its content>.cpio.gz`: written once,
+// then found by name.
+static Result<fs::path> cached_image(const std::vector<CpioEntry>& entries, const fs::path& cache_dir,
+                                     const std::string& prefix) {
   auto cpio = make_cpio(entries);
-  auto path = cache_dir / ("initramfs-" + base::hash_hex(cpio) + ".cpio.gz");
+  auto path = cache_dir / (prefix + "-" + base::hash_hex(cpio) + ".cpio.gz");
   std::error_code ec;
   if (fs::is_regular_file(path, ec)) {
     return path;
@@ -302,24 +304,19 @@ Result<fs::path> cached_base_image(const InitramfsInputs& inputs, const fs::path
   BISECTD_TRY(base::make_dirs(cache_dir));
   BISECTD_TRY_ASSIGN(auto packed, gzip_bytes(cpio));
   BISECTD_TRY(base::write_file_atomic(path, packed));
-  spdlog::info("qemu: new initramfs {} ({} entries, {} bytes)", path.string(), entries.size(), packed.size());
+  spdlog::info("initramfs: new archive {} ({} entries, {} bytes, {} unpacked)", path.string(), entries.size(),
+               packed.size(), cpio.size());
   return path;
+}
+
+Result<fs::path> cached_base_image(const InitramfsInputs& inputs, const fs::path& cache_dir) {
+  BISECTD_TRY_ASSIGN(auto entries, base_entries(inputs));
+  return cached_image(entries, cache_dir, "initramfs");
 }
 
 Result<fs::path> cached_perf_image(const fs::path& perf, const fs::path& cache_dir) {
   BISECTD_TRY_ASSIGN(auto entries, perf_entries(perf));
-  auto cpio = make_cpio(entries);
-  auto path = cache_dir / ("perf-" + base::hash_hex(cpio) + ".cpio.gz");
-  std::error_code ec;
-  if (fs::is_regular_file(path, ec)) {
-    return path;
-  }
-  BISECTD_TRY(base::make_dirs(cache_dir));
-  BISECTD_TRY_ASSIGN(auto packed, gzip_bytes(cpio));
-  BISECTD_TRY(base::write_file_atomic(path, packed));
-  spdlog::info("initramfs: new perf archive {} ({} entries, {} bytes, {} unpacked)", path.string(), entries.size(),
-               packed.size(), cpio.size());
-  return path;
+  return cached_image(entries, cache_dir, "perf");
 }
 
 Status write_visit_image(const fs::path& base_image, const std::vector<CpioEntry>& job, const fs::path& dest,

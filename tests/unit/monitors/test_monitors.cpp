@@ -4,6 +4,8 @@
 #include "monitors/monitors.hpp"
 #include "monitors/proc_text.hpp"
 
+#include "data_file.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <fstream>
@@ -12,14 +14,6 @@
 using namespace bisectd::monitors;
 
 namespace {
-
-std::string data_file(const std::string& name) {
-  std::ifstream in(std::string(BISECTD_SOURCE_DIR) + "/tests/unit/monitors/data/" + name);
-  REQUIRE(in.good());
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 Snapshot recorded(const std::string& moment) {
   Snapshot s;

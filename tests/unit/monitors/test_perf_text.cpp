@@ -3,6 +3,8 @@
 
 #include "monitors/perf_text.hpp"
 
+#include "data_file.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <cmath>
@@ -10,18 +12,6 @@
 #include <sstream>
 
 using namespace bisectd::monitors;
-
-namespace {
-
-std::string data_file(const std::string& name) {
-  std::ifstream in(std::string(BISECTD_SOURCE_DIR) + "/tests/unit/monitors/data/" + name);
-  REQUIRE(in.good());
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-} // namespace
 
 TEST_CASE("perf stat -x, recorded on this host: software events per second, unsupported ones absent") {
   auto m = perf_stat_metrics(data_file("host.perf-stat"), 2.0);
