@@ -5,6 +5,7 @@ import os
 import shutil
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -200,6 +201,30 @@ params: {{nr_threads: 1}}
     with open(path, "w") as f:
         f.write(text)
     return path
+
+
+def bisect_side_branch(env, repo, shas, job, timeout, *daemon_args):
+    """Watches `repo` (make_repo --regress-on-side) with `job`, bisects base..head and checks that the side-branch
+    commit was found through the merge. Returns show's JSON, the samples and boots the bisection's own requests
+    stored, and the bisection's wall time in seconds."""
+    env.start_daemon(*daemon_args)
+    env.ctl("tree", "add", "demo", repo, "--branch", "master", "--job", job)
+    wait_for(lambda: env.ctl_json("status")["queue"].get("done", 0) >= 1, 300, "the head was never measured")
+    started = time.monotonic()
+    out = env.ctl("bisect", "start", "--tree", "demo", "--good", shas["base"], "--bad", shas["head"], "--json").stdout
+    bid = str(json.loads(out)["id"])
+    r = env.ctl("wait", bid, "--timeout", str(timeout), expect=None)
+    elapsed = time.monotonic() - started
+    show = env.ctl_json("show", bid)
+    check(r.returncode == 0, f"wait: exit {r.returncode}: {r.stderr[-300:]}\nshow: {json.dumps(show)[:3000]}")
+    check(show["state"] == "found", f"state: {show['state']}")
+    check(show["culprit"] == shas["culprit"], f"culprit {show['culprit']} != side-branch commit {shas['culprit']}"
+          f" (merge {shas['merge']})")
+    check(show.get("merge") == shas["merge"], f"show does not record the merge it recursed into: {show.get('merge')}")
+    with sqlite3.connect(f"file:{os.path.join(env.data, 'bisectd.db')}?mode=ro", uri=True, timeout=10) as c:
+        samples, boots = c.execute("SELECT COUNT(*), COUNT(DISTINCT s.boot_id) FROM samples s JOIN requests r "
+                                   "ON s.request_id = r.id WHERE r.bisection_id = ?", (int(bid),)).fetchone()
+    return show, samples, boots, elapsed
 
 
 def run(name, test):

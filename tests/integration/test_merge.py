@@ -2,41 +2,20 @@
 """Merge recursion end to end: the slower commit sits on a side branch merged with --no-ff. The first-parent
 search must land on the merge, then recurse into the merged branch (merge base as good, the branch tip as bad)
 and name the side-branch commit; the show output records the merge it went through."""
-import json
 import os
-import sqlite3
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import check, make_repo, run, wait_for, write_job  # noqa: E402
+from harness import bisect_side_branch, check, make_repo, run, write_job  # noqa: E402
 
 
 def test(env):
     repo = os.path.join(env.dir, "repo")
     shas = make_repo(repo, "--regress-on-side")
     job = write_job(os.path.join(env.dir, "job.yaml"), seconds="0.2")
-    env.start_daemon()
-    env.ctl("tree", "add", "demo", repo, "--branch", "master", "--job", job)
-    wait_for(lambda: env.ctl_json("status")["queue"].get("done", 0) >= 1, 300, "the head was never measured")
-
-    started = time.monotonic()
-    out = env.ctl("bisect", "start", "--tree", "demo", "--good", shas["base"], "--bad", shas["head"], "--json").stdout
-    bid = str(json.loads(out)["id"])
-    r = env.ctl("wait", bid, "--timeout", "600", expect=None)
-    elapsed = time.monotonic() - started
-    show = env.ctl_json("show", bid)
-    check(r.returncode == 0, f"wait: exit {r.returncode}: {r.stderr[-300:]}\nshow: {json.dumps(show)[:3000]}")
-    check(show["state"] == "found", f"state: {show['state']}")
-    check(show["culprit"] == shas["culprit"], f"culprit {show['culprit']} != side-branch commit {shas['culprit']}"
-          f" (merge {shas['merge']})")
-    check(show.get("merge") == shas["merge"], f"show does not record the merge it recursed into: {show.get('merge')}")
-
+    show, caused, boots, elapsed = bisect_side_branch(env, repo, shas, job, 600)
     # The cost covers both phases: runs are exactly the samples its own requests stored (search, verification,
     # the branch's phase), and the runs it reused from the watch are counted apart.
-    with sqlite3.connect(f"file:{os.path.join(env.data, 'bisectd.db')}?mode=ro", uri=True, timeout=10) as c:
-        caused, boots = c.execute("SELECT COUNT(*), COUNT(DISTINCT s.boot_id) FROM samples s JOIN requests r "
-                                  "ON s.request_id = r.id WHERE r.bisection_id = ?", (int(bid),)).fetchone()
     check(show["runs"] == caused, f"show runs {show['runs']} != {caused} samples of the bisection's requests")
     check(show["boots"] == boots, f"show boots {show['boots']} != {boots}")
     check(show["runs_reused"] >= 1, f"the watch's runs of the head were not counted as reused: {show['runs_reused']}")
