@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <set>
 #include <vector>
 
 namespace bisectd::monitors {
@@ -13,6 +14,10 @@ namespace bisectd::monitors {
 namespace {
 
 constexpr std::size_t k_max_symbol = 160;
+constexpr std::size_t k_calltrace_frames = 5;     // a path is named by its function and up to 4 callers (LKP)
+constexpr std::size_t k_max_calltrace_name = 320; // bytes of frames in one name
+constexpr double k_min_calltrace_share = 0.5;     // percent of samples
+constexpr std::size_t k_max_calltrace_rows = 100; // the largest paths of one run
 
 // A whole-string finite, non-negative number ("647.79", "12"); nullopt for "<not supported>", "", "1e400", ...
 std::optional<double> parse_count(std::string_view text) {
@@ -158,7 +163,9 @@ std::map<std::string, double> perf_stat_metrics(std::string_view csv, double ela
     counts[stat->event] = *stat->value;
     // perf's own wall time, from task-clock (msec) and "CPUs utilized" = task-clock / elapsed: the run's time on
     // the console also holds perf's start-up (over a second under TCG), which would dilute every rate.
-    if (stat->event == "task-clock" && stat->metric && *stat->metric > 0 && stat->metric_unit == "CPUs utilized") {
+    // A user without the right to count the kernel gets user-space counts, named "task-clock:u".
+    bool task_clock = stat->event.substr(0, stat->event.find(':')) == "task-clock";
+    if (task_clock && stat->metric && *stat->metric > 0 && stat->metric_unit == "CPUs utilized") {
       elapsed_seconds = *stat->value / 1000.0 / *stat->metric;
     }
   }
@@ -198,6 +205,83 @@ std::map<std::string, double> perf_profile_metrics(std::string_view report) {
   }
   // A self share that rounds to nothing is no evidence of time spent there (perf prints 0.00% for a caller).
   std::erase_if(out, [](const auto& metric) { return metric.second <= 0; });
+  return out;
+}
+
+namespace {
+
+// A chain line "7.30% read;entry_SYSCALL_64_after_hwframe;...;pvm_irq_enable": its share and its frames, outermost
+// first, the unusable ones left out. Nullopt for a symbol's own line ("    16.25%  [k] pvm_irq_enable") and garbage.
+struct Chain {
+  double share = 0;
+  std::vector<std::string> frames;
+};
+
+std::optional<Chain> parse_chain_line(std::string_view line) {
+  if (line.empty() || line.front() == ' ' || line.front() == '\t') {
+    return std::nullopt; // symbol lines are indented, chains are not
+  }
+  auto space = line.find(' ');
+  if (space == std::string_view::npos) {
+    return std::nullopt;
+  }
+  auto share = parse_percent(line.substr(0, space));
+  if (!share) {
+    return std::nullopt;
+  }
+  Chain chain{*share, {}};
+  for (const auto& frame : base::split(base::trim(line.substr(space + 1)), ';')) {
+    if (auto symbol = metric_symbol(frame)) {
+      chain.frames.push_back(std::move(*symbol));
+    }
+  }
+  return chain;
+}
+
+// The name of the path that ends at frames[end]: that frame, then its callers, while they fit.
+std::string calltrace_name(const std::vector<std::string>& frames, std::size_t end) {
+  std::string name = frames[end];
+  for (std::size_t back = 1; back < k_calltrace_frames && back <= end; ++back) {
+    const auto& caller = frames[end - back];
+    if (name.size() + 1 + caller.size() > k_max_calltrace_name) {
+      break;
+    }
+    name += "." + caller;
+  }
+  return name;
+}
+
+} // namespace
+
+std::map<std::string, double> perf_calltrace_metrics(std::string_view folded) {
+  std::map<std::string, double> paths;
+  for (const auto& line : base::split_lines(folded)) {
+    auto chain = parse_chain_line(line);
+    if (!chain) {
+      continue;
+    }
+    // A recursive chain passes through one path more than once; its samples count once for it.
+    std::set<std::string> names;
+    for (std::size_t end = 0; end < chain->frames.size(); ++end) {
+      names.insert(calltrace_name(chain->frames, end));
+    }
+    for (const auto& name : names) {
+      paths[name] += chain->share;
+    }
+  }
+  std::vector<std::pair<double, std::string>> largest;
+  for (auto& [name, share] : paths) {
+    if (share >= k_min_calltrace_share && std::isfinite(share)) {
+      largest.emplace_back(std::min(share, 100.0), name);
+    }
+  }
+  std::sort(largest.begin(), largest.end(),
+            [](const auto& a, const auto& b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+  largest.resize(std::min(largest.size(), k_max_calltrace_rows));
+  std::map<std::string, double> out;
+  for (const auto& [share, name] : largest) {
+    out["perf-profile.calltrace.cycles-pp." + name] = share;
+  }
   return out;
 }
 

@@ -30,6 +30,16 @@ std::map<std::string, double> perf_stat_metrics(std::string_view csv, double ela
 // symbols that read the same once sanitised add their self shares and keep the larger children share.
 std::map<std::string, double> perf_profile_metrics(std::string_view report);
 
+// `perf report --stdio --no-children --sort sym -g folded,0,caller,percent` output: under each symbol's line, its
+// call chains, one a line, "<percent of all samples>% <outermost caller>;...;<symbol>". Gives
+//   perf-profile.calltrace.cycles-pp.<f>.<its caller>.<that one's caller>...   percent of samples whose chain passes
+//                                               through f by that path (f and up to 4 callers, innermost first: LKP's
+//                                               names), summed over the chains printed
+// for every such path of at least 0.5 % of samples, the 100 largest. Frames that are bare addresses or cannot be a
+// metric name (metric_symbol) are skipped; a name is at most 5 frames and 320 bytes of them. perf leaves out chains
+// under its --percent-limit, so a row is a lower bound of its path's share.
+std::map<std::string, double> perf_calltrace_metrics(std::string_view folded);
+
 // A perf symbol as the tail of a metric name, or nullopt when it must be dropped: empty, longer than 160 bytes,
 // with a control character, a byte beyond ASCII (not UTF-8, or UTF-8 that a mail header would need to encode) or
 // a bare address. Printable ASCII other than [A-Za-z0-9_.:@$+-] (spaces and parentheses of a C++ signature, '%',

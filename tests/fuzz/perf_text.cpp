@@ -1,5 +1,5 @@
-// The perf output parsers (monitors/perf_text): any text gives metrics whose names cannot break a mail (printable
-// ASCII, no space, bounded) and whose values are finite; never an exception.
+// The perf output parsers (monitors/perf_text), call chains included: any text gives metrics whose names cannot break
+// a mail (printable ASCII, no space, bounded) and whose values are finite; never an exception.
 #include "fuzz_support.hpp"
 #include "monitors/perf_text.hpp"
 
@@ -7,9 +7,10 @@
 
 namespace {
 
-void check_metrics(const std::map<std::string, double>& metrics) {
+// `max_name`: the prefix and a 160-byte symbol, or 320 bytes of a call chain.
+void check_metrics(const std::map<std::string, double>& metrics, std::size_t max_name = 220) {
   for (const auto& [name, value] : metrics) {
-    bisectd::fuzz::check(name.size() < 220, "metric name longer than its prefix and a 160-byte symbol");
+    bisectd::fuzz::check(name.size() < max_name, "metric name longer than its prefix and its bound");
     for (char c : name) {
       auto byte = static_cast<unsigned char>(c);
       bisectd::fuzz::check(byte > 0x20 && byte < 0x7f, "metric name with a space, control or non-ASCII byte");
@@ -28,6 +29,12 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   check_metrics(profile);
   for (const auto& [name, value] : profile) {
     bisectd::fuzz::check(value > 0, "a profile share that is not positive");
+  }
+  auto calltrace = bisectd::monitors::perf_calltrace_metrics(text);
+  check_metrics(calltrace, 360);
+  bisectd::fuzz::check(calltrace.size() <= 100, "more than 100 call chains");
+  for (const auto& [name, value] : calltrace) {
+    bisectd::fuzz::check(value >= 0.5 && value <= 100, "a call chain's share outside 0.5..100");
   }
   return 0;
 }

@@ -169,3 +169,73 @@ TEST_CASE("perf report recorded in a QEMU TCG guest (cpu-clock, guess unwinder)"
     CHECK(name.find("0x") == std::string::npos);
   }
 }
+
+TEST_CASE("perf report folded call chains recorded on this host: LKP's calltrace paths, innermost first") {
+  // perf record -g of `dd bs=512 | ...` and gzip of /dev/urandom; report --no-children -g folded,0,caller,percent
+  // --percent-limit 0.2. gzip is stripped: its chains are bare addresses.
+  auto m = perf_calltrace_metrics(data_file("host.perf-calltrace"));
+  const std::string p = "perf-profile.calltrace.cycles-pp.";
+  // Every chain from read(2)'s wrapper into the kernel, whatever happens below do_syscall_64.
+  CHECK(m.at(p + "entry_SYSCALL_64_after_hwframe.read") == Approx(14.41));
+  CHECK(m.at(p + "do_syscall_64.entry_SYSCALL_64_after_hwframe.read") == Approx(14.41));
+  CHECK(m.at(p + "read") == Approx(20.28)); // and the wrapper's own samples
+  CHECK(m.at(p + "vfs_read.ksys_read.do_syscall_64.entry_SYSCALL_64_after_hwframe.read") == Approx(5.89));
+  // Five frames at most: the outer callers of a deep path are cut.
+  CHECK(m.at(p + "chacha_permute.chacha_block_generic.get_random_bytes_user.vfs_read.ksys_read") == Approx(2.61));
+  CHECK(m.at(p + "pvm_irq_enable.__raw_callee_save_pvm_irq_enable.do_syscall_64.entry_SYSCALL_64_after_hwframe.read") ==
+        Approx(7.30));
+  CHECK(m.at(p + "entry_SYSCALL_64_after_hwframe.__GI___libc_write") == Approx(9.25));
+  // A path's share sums its chains (anon_pipe_read: 0.28 + 0.23); one under 0.5 % of samples is no row.
+  CHECK(m.at(p + "anon_pipe_read.vfs_read.ksys_read.do_syscall_64.entry_SYSCALL_64_after_hwframe") == Approx(0.51));
+  CHECK_FALSE(m.contains(p + "copy_page_to_iter.anon_pipe_read.vfs_read.ksys_read.do_syscall_64"));
+  for (const auto& [name, value] : m) {
+    INFO(name);
+    CHECK(name.find("0x") == std::string::npos); // the stripped gzip's addresses name nothing
+    CHECK(value >= 0.5);
+    CHECK(value <= 100);
+  }
+}
+
+TEST_CASE("perf calltrace: recursion counts a sample once, hostile frames are skipped, names are bounded") {
+  auto text = std::string("    40.00%  [k] f\n") +  // a symbol's own line is no chain
+              "30.00% main;f;f;f;f;f;f\n" +         // f five deep twice in one chain: counted once
+              "10.00% main;a\x1b]0;pwned\x07;g\n" + // the control-character frame is skipped: g under main
+              "5.00% main;" + std::string(150, 'h') + ";" + std::string(150, 'i') + ";" + std::string(150, 'j') + "\n" +
+              "x.00% main;k\n" + "7.00%\n" + "250% main;l\n" + "0.40% main;tiny\n";
+  auto m = perf_calltrace_metrics(text);
+  const std::string p = "perf-profile.calltrace.cycles-pp.";
+  CHECK(m.at(p + "main") == Approx(45.4));
+  CHECK(m.at(p + "f.main") == Approx(30));
+  CHECK(m.at(p + "f.f.f.f.f") == Approx(30));
+  CHECK(m.at(p + "g.main") == Approx(10));
+  CHECK_FALSE(m.contains(p + "k.main")); // a share that is no number
+  CHECK_FALSE(m.contains(p + "l.main")); // a share over 100 %
+  CHECK_FALSE(m.contains(p + "tiny.main"));
+  // 150-byte frames: two fit in 320 bytes, the third caller is cut.
+  CHECK(m.at(p + std::string(150, 'j') + "." + std::string(150, 'i')) == Approx(5));
+  for (const auto& [name, value] : m) {
+    CHECK(name.size() <= p.size() + 320);
+  }
+}
+
+TEST_CASE("perf calltrace: only the 100 largest paths of a run") {
+  std::string text;
+  for (int i = 0; i < 150; ++i) {
+    text += "0.60% caller_" + std::to_string(i) + "\n";
+  }
+  text += "1.00% main\n";
+  auto m = perf_calltrace_metrics(text);
+  CHECK(m.size() == 100);
+  CHECK(m.contains("perf-profile.calltrace.cycles-pp.main"));
+}
+
+TEST_CASE("perf stat as a user without kernel counting: events named with :u, rates over perf's own time") {
+  // Recorded on this host by `nobody` at perf_event_paranoid 2: perf counts user space only and says so.
+  auto m = perf_stat_metrics("\n443.86,msec,task-clock:u,443855283,100.00,0.311,CPUs utilized\n"
+                             "59,,page-faults:u,443855283,100.00,132.926,/sec\n"
+                             "<not supported>,,cycles:u,0,100.00,,\n",
+                             9.0);
+  double elapsed = 0.44386 / 0.311;
+  CHECK(m.at("perf-stat.ps.page-faults:u") == Approx(59 / elapsed));
+  CHECK(m.size() == 2);
+}
