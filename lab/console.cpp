@@ -6,8 +6,7 @@
 #include "base/fs.hpp"
 #include "base/strings.hpp"
 #include "lab/metrics.hpp"
-#include "lab/proc_blocks.hpp"
-#include "monitors/perf_text.hpp"
+#include "lab/run_blocks.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -97,26 +96,13 @@ void note_crash(ConsoleLog& log, std::string_view text, int& banners) {
   }
 }
 
-constexpr std::string_view k_marker_prefix = "BISECTD-";
-
-// "BISECTD-PERF stat|profile" → that text of the current run; nullptr when the line is not one or there is no run.
-std::string* perf_block(ConsoleLog& log, std::string_view line) {
-  auto parts = base::split(line, ' ');
-  if (log.runs.empty() || parts.size() != 2 || (parts[1] != "stat" && parts[1] != "profile")) {
-    return nullptr;
-  }
-  auto& run = log.runs.back();
-  return parts[1] == "stat" ? &run.perf_stat : &run.perf_profile;
-}
-
 } // namespace
 
 ConsoleLog parse_console(std::string_view text) {
   ConsoleLog log;
   int banners = 0;
   bool in_run = false;
-  ProcBlockReader proc;
-  std::string* perf = nullptr; // inside a BISECTD-PERF block: where its lines go
+  RunBlockReader blocks;
   for (const auto& raw : base::split_lines(text)) {
     bool is_kernel = false;
     auto line = strip_printk_time(raw, is_kernel);
@@ -125,22 +111,12 @@ ConsoleLog parse_console(std::string_view text) {
       continue;
     }
     auto* current = log.runs.empty() ? nullptr : &log.runs.back();
-    if (proc.take(line, current != nullptr ? &current->before : nullptr,
-                  current != nullptr ? &current->after : nullptr)) {
+    if (blocks.take(line, current != nullptr ? &current->before : nullptr,
+                    current != nullptr ? &current->after : nullptr, current != nullptr ? &current->perf : nullptr)) {
       continue;
     }
     auto trimmed = base::trim(line);
-    if (perf != nullptr && !base::starts_with(trimmed, k_marker_prefix)) {
-      *perf += std::string(line) + "\n";
-      continue;
-    }
-    perf = nullptr; // any marker ends a perf block, even one whose end marker was lost
-    if (trimmed == k_perf_end_marker) {
-      continue;
-    }
-    if (base::starts_with(trimmed, k_perf_marker)) {
-      perf = perf_block(log, trimmed);
-    } else if (base::starts_with(trimmed, k_boot_marker)) {
+    if (base::starts_with(trimmed, k_boot_marker)) {
       log.booted = true;
       log.release = field(trimmed, "release").value_or("");
     } else if (base::starts_with(trimmed, k_run_begin_marker)) {
@@ -182,12 +158,7 @@ RunResult run_result(const ConsoleRun& run, const VisitRequest& request, const s
             !run.ended ? "no end marker" : run.exit_code != 0 ? "benchmark exit " + std::to_string(run.exit_code) : "");
   // The benchmark's own metrics win a name clash: a job's primary metric is never a monitor's.
   result.metrics.merge(monitors::system_metrics(request.run.monitors, run.before, run.after, run.seconds));
-  if (request.run.perf.stat) {
-    result.metrics.merge(monitors::perf_stat_metrics(run.perf_stat, run.seconds));
-  }
-  if (request.run.perf.profile) {
-    result.metrics.merge(monitors::perf_profile_metrics(run.perf_profile));
-  }
+  result.metrics.merge(perf_metrics(request.run.perf, run.perf, run.seconds));
   result.log_path = request.log_dir / (boot_id + "-run" + std::to_string(run.index) + ".log");
   if (auto written = base::write_file_atomic(result.log_path, run.output); !written) {
     spdlog::warn("{}: {}", backend, written.error().message);

@@ -6,15 +6,16 @@
 //   BISECTD-BOOT release=<uname -r>
 //   BISECTD-RUN-BEGIN <i>
 //   BISECTD-PROC before <file>   ... /proc/<file> ...   BISECTD-PROC-END   (each file of the run's monitors,
-//                                                                         lab/proc_blocks.hpp)
+//                                                                         lab/run_blocks.hpp)
 //   ... the benchmark's output ...
 //   BISECTD-PROC after <file>    ... /proc/<file> ...   BISECTD-PROC-END
-//   BISECTD-PERF stat     ... perf stat -x, ...       BISECTD-PERF-END   (when the job asks for perf and the guest
-//   BISECTD-PERF profile  ... perf report --stdio ... BISECTD-PERF-END    could run it)
+//   BISECTD-PERF <stat|profile|calltrace> ... BISECTD-PERF-END             (when the job asks for perf and the
+//                                                                         guest could run it)
 //   BISECTD-RUN-END <i> rc=<exit code> start=<uptime> end=<uptime>
 //   BISECTD-DONE
 
 #include "lab/machine.hpp"
+#include "lab/run_blocks.hpp"
 #include "monitors/monitors.hpp"
 
 #include <string>
@@ -27,8 +28,6 @@ inline constexpr std::string_view k_boot_marker = "BISECTD-BOOT";
 inline constexpr std::string_view k_run_begin_marker = "BISECTD-RUN-BEGIN";
 inline constexpr std::string_view k_run_end_marker = "BISECTD-RUN-END";
 inline constexpr std::string_view k_done_marker = "BISECTD-DONE";
-inline constexpr std::string_view k_perf_marker = "BISECTD-PERF";
-inline constexpr std::string_view k_perf_end_marker = "BISECTD-PERF-END";
 
 struct ConsoleRun {
   int index = 0;
@@ -38,8 +37,8 @@ struct ConsoleRun {
   double seconds = 0; // guest uptime around the benchmark
   // The /proc files printed before and after the benchmark (the run's monitors), for monitors::system_metrics.
   monitors::Snapshot before, after;
-  // What perf printed after the benchmark (monitors/perf_text.hpp parses them); empty when it did not run.
-  std::string perf_stat, perf_profile;
+  // What perf printed after the benchmark; empty when it did not run.
+  PerfText perf;
 };
 
 struct ConsoleLog {

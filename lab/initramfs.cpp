@@ -6,7 +6,7 @@
 #include "base/hash.hpp"
 #include "base/process.hpp"
 #include "base/strings.hpp"
-#include "lab/proc_blocks.hpp"
+#include "lab/run_blocks.hpp"
 #include "monitors/monitors.hpp"
 
 #include <spdlog/spdlog.h>
@@ -109,69 +109,27 @@ while IFS= read -r assignment; do export "$assignment"; done < /bisectd/env
 runs=$(cat /bisectd/runs)
 limit=$(cat /bisectd/timeout)
 # The /proc files the job's monitors read (names from bisectd, one a line), printed whole between markers
-# (lab/proc_blocks.hpp) outside the timed part of a run; a file this kernel lacks prints nothing.
-)INIT" + std::string(proc_block_function()) +
+# (lab/run_blocks.hpp) outside the timed part of a run; a file this kernel lacks prints nothing.
+)INIT" + std::string(proc_block_function()) + "\n" + std::string(perf_block_functions()) +
          R"INIT(
 snapshot() {
   while IFS= read -r file; do bisectd_proc "$1" "$file"; done < /bisectd/proc
 }
-# perf around each run when the job asks (/bisectd/perf: "stat", "profile"; perf and its libraries come in their
-# own archive then). Tried once before the runs: a perf this kernel refuses (no PERF_EVENTS, no PMU for an event,
-# perf_event_paranoid) is left out and the runs go on without it, their perf metrics absent.
-perf_try() { # perf_try WHAT PERF-ARGS...: runs `perf ARGS -- true`; says why not on the console
-  what=$1
-  shift
-  grep -qx "$what" /bisectd/perf 2>/dev/null || return 1
-  if ! command -v perf >/dev/null; then
-    echo "bisectd: perf $what unavailable: no perf in the initramfs"
-    return 1
-  fi
-  perf "$@" -- true >/tmp/perf-try.log 2>&1 && return 0
-  echo "bisectd: perf $what unavailable: $(head -c 300 /tmp/perf-try.log | tr '\n' ' ')"
-  return 1
-}
-stat_events=task-clock,context-switches,cpu-migrations,page-faults,cycles,instructions,branches,branch-misses
-stat_events=$stat_events,dTLB-loads,dTLB-load-misses,iTLB-loads,iTLB-load-misses,cache-references,cache-misses
-pstat=; pprofile=
-perf_try stat stat -x, -e task-clock -o /tmp/perf-try.stat && pstat=1
-perf_try profile record -q -a -g -e cpu-clock -N -B -o /tmp/perf-try.data && pprofile=1
-rm -f /tmp/perf-try.*
-# The benchmark under `perf stat` (its own counts) under a system-wide `perf record` (the kernel's share too),
-# with the time limit on the benchmark itself so that a killed run cannot leave it running.
-measure() {
-  if [ -n "$pstat" ]; then
-    set -- perf stat -x, -e "$stat_events" -o /tmp/perf.stat -- "$@"
-  fi
-  if [ -n "$pprofile" ]; then
-    set -- perf record -q -a -g -e cpu-clock -N -B -o /tmp/perf.data -- "$@"
-  fi
-  "$@"
-}
-perf_blocks() {
-  if [ -n "$pstat" ]; then
-    echo "BISECTD-PERF stat"
-    cat /tmp/perf.stat 2>/dev/null
-    echo "BISECTD-PERF-END"
-  fi
-  if [ -n "$pprofile" ]; then
-    echo "BISECTD-PERF profile"
-    perf report -i /tmp/perf.data --stdio --children --sort sym -g none --percent-limit 0.5 2>/dev/null | grep -v '^$'
-    echo "BISECTD-PERF-END"
-  fi
-  rm -f /tmp/perf.stat /tmp/perf.data
-}
+# perf around each run when the job asks (/bisectd/perf: "stat", "profile", one a line; perf and its libraries
+# come in their own archive then), tried once before the runs (lab/run_blocks.hpp).
+bisectd_perf_try /tmp $(cat /bisectd/perf 2>/dev/null)
 cd /tmp
 i=0
 while [ "$i" -lt "$runs" ]; do
   echo "BISECTD-RUN-BEGIN $i"
   snapshot before
   start=$(cut -d' ' -f1 /proc/uptime)
-  measure timeout -s KILL "$limit" "$@"
+  bisectd_perf_run /tmp timeout -s KILL "$limit" "$@"
   rc=$?
   end=$(cut -d' ' -f1 /proc/uptime)
   echo
   snapshot after
-  perf_blocks
+  bisectd_perf_blocks /tmp
   echo "BISECTD-RUN-END $i rc=$rc start=$start end=$end"
   i=$((i + 1))
 done

@@ -17,9 +17,9 @@ namespace {
 using json = nlohmann::json;
 using namespace std::chrono_literals;
 
-const std::set<std::string> k_known_keys{"url",        "token_file", "device_type",  "tags",         "priority",
-                                         "visibility", "timeouts",   "job_template", "artifact_url", "publish_dir",
-                                         "callback",   "append",     "bench_dir",    "busybox",      "cache_dir"};
+const std::set<std::string> k_known_keys{
+  "url",          "token_file",  "device_type", "tags",   "priority",  "visibility", "timeouts",  "job_template",
+  "artifact_url", "publish_dir", "callback",    "append", "bench_dir", "busybox",    "cache_dir", "perf"};
 const std::set<std::string> k_timeout_keys{"job", "deploy", "boot", "connection", "queue", "unreachable"};
 
 // The built-in definition: bzImage + initramfs to tmpfs, a QEMU boot up to the kernel starting /init, and a
@@ -77,7 +77,7 @@ std::string flow_map(const std::map<std::string, std::string>& values) {
 }
 
 std::chrono::seconds test_timeout(const LavaJobInputs& inputs) {
-  return inputs.runs * (inputs.run_timeout + 10s) + 30s;
+  return inputs.runs * (inputs.run_timeout + inputs.run_overhead) + 30s;
 }
 
 std::string notify_block(const LavaSettings& settings) {
@@ -215,6 +215,7 @@ Result<LavaSettings> parse_lava_settings(const MachineSpec& spec) {
   settings.bench_dir = r.path("bench_dir").value_or("");
   settings.busybox = r.path("busybox").value_or(settings.busybox);
   settings.cache_dir = r.path("cache_dir").value_or("");
+  settings.perf = r.path("perf").value_or(settings.perf);
   if (spec.cpus < 1 || spec.memory_mb < 64) {
     r.error("cpus", "lava needs cpus >= 1 and memory_mb >= 64");
   }

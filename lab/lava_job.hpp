@@ -45,6 +45,8 @@ struct LavaSettings {
   std::filesystem::path bench_dir;                // settings.bench_dir (as backend qemu)
   std::filesystem::path busybox = "/bin/busybox"; // settings.busybox
   std::filesystem::path cache_dir;                // settings.cache_dir: initramfs cache
+  std::filesystem::path perf = "/usr/bin/perf";   // settings.perf (as backend qemu): packed into the ramdisk of
+                                                  // jobs that ask for perf
 };
 
 // Parses `spec.settings` (reading no file). Errors (invalid_config) name the machine and every bad key.
@@ -59,6 +61,7 @@ struct LavaJobInputs {
   std::string primary; // the metric the monitor reports as a test case
   int runs = 1;
   std::chrono::seconds run_timeout{60};
+  std::chrono::seconds run_overhead{10}; // lab::run_overhead of the run
   int cpus = 1;
   int memory_mb = 512;
   std::map<std::string, std::string> metadata; // commit, build, request, bisection...

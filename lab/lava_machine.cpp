@@ -171,13 +171,15 @@ std::chrono::seconds LavaMachine::job_timeout(const VisitRequest& request) const
   if (m_settings.job_timeout.count() > 0) {
     return m_settings.job_timeout;
   }
-  return m_settings.deploy_timeout + m_settings.boot_timeout + request.runs * (request.run.timeout + 10s) + 90s;
+  return m_settings.deploy_timeout + m_settings.boot_timeout +
+         request.runs * (request.run.timeout + run_overhead(request.run)) + 90s;
 }
 
 Result<fs::path> LavaMachine::prepare_initrd(const VisitRequest& request) const {
   BISECTD_TRY_ASSIGN(auto job, job_entries(request.run, request.runs));
   auto initrd = request.log_dir / (m_spec.name + "-" + random_secret().substr(0, 8) + "-initramfs.cpio.gz");
-  BISECTD_TRY(write_bench_image(m_settings.busybox, m_settings.bench_dir, m_settings.cache_dir, job, initrd));
+  BISECTD_TRY(write_bench_image(m_settings.busybox, m_settings.bench_dir, m_settings.cache_dir, job, initrd,
+                                request.run.perf.any() ? m_settings.perf : fs::path()));
   return initrd;
 }
 
@@ -227,6 +229,7 @@ Result<LavaMachine::Submitted> LavaMachine::submit(const VisitRequest& request) 
   inputs.primary = request.run.primary;
   inputs.runs = request.runs;
   inputs.run_timeout = request.run.timeout;
+  inputs.run_overhead = run_overhead(request.run);
   inputs.cpus = m_spec.cpus;
   inputs.memory_mb = m_spec.memory_mb;
   inputs.metadata = request.metadata;

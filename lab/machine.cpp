@@ -34,6 +34,8 @@ std::vector<std::string> collected_families(const RunSpec& run) {
   return out;
 }
 
+std::chrono::seconds run_overhead(const RunSpec& run) { return std::chrono::seconds(run.perf.any() ? 30 : 10); }
+
 std::string new_boot_id(const std::string& machine) {
   // Process-wide, so two machines (or a re-created one) never hand out the same boot id.
   static std::atomic<unsigned long> counter{0};

@@ -43,8 +43,8 @@ struct RunSpec {
   // softirqs, meminfo, time); their metrics join the run's own. Backends that cannot collect ignore them.
   std::set<std::string> monitors;
   // perf around each run (the job file's `perf: {stat, profile}`): perf-stat.* counts of the benchmark and a
-  // sampling profile (perf-profile.*). Collected by the QEMU and LAVA guests, which carry perf in the initramfs;
-  // other backends ignore them.
+  // sampling profile (perf-profile.*). Collected by the QEMU and LAVA guests, which carry the host's perf in the
+  // initramfs, and by ssh boxes that have their own perf; `local` ignores them.
   struct Perf {
     bool stat = false;
     bool profile = false;
@@ -56,6 +56,10 @@ struct RunSpec {
 // The metric families a run's collection asks for, in LKP's order: its monitors, then perf-stat and perf-profile when
 // perf is on. A report names those that gave nothing as unavailable.
 std::vector<std::string> collected_families(const RunSpec& run);
+
+// The time one run may take beyond the benchmark's own limit on a machine that collects around it: the markers and
+// /proc snapshots, and with perf its start-up and reports (seconds each under QEMU's TCG).
+std::chrono::seconds run_overhead(const RunSpec& run);
 
 struct VisitRequest {
   std::string commit;

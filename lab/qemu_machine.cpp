@@ -42,7 +42,7 @@ Status check_request(const VisitRequest& request) {
 }
 
 std::chrono::milliseconds visit_timeout(const QemuSettings& settings, const VisitRequest& request) {
-  return settings.boot_timeout + request.runs * (request.run.timeout + 10s) + 30s;
+  return settings.boot_timeout + request.runs * (request.run.timeout + run_overhead(request.run)) + 30s;
 }
 
 // Raises `stop` when the caller cancels, or when the boot marker is not on the console in time.

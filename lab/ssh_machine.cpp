@@ -205,7 +205,7 @@ void SshMachine::return_to_default(const BoxState& test_boot, const VisitRequest
 
 void SshMachine::run_all(Visit& visit, const std::string& cwd, const BoxState& boot) {
   const auto& request = visit.request;
-  auto line = monitored_run_command(request.run.command, request.run.env, cwd, request.run.monitors);
+  auto line = monitored_run_command(request.run.command, request.run.env, cwd, request.run.monitors, request.run.perf);
   if (!line) {
     visit.fail(VisitOutcome::infra, line.error().message);
     return;
@@ -240,9 +240,9 @@ void SshMachine::run_all(Visit& visit, const std::string& cwd, const BoxState& b
     }
     auto output = base::read_file(run.log_path).value_or("");
     std::map<std::string, double> monitored;
-    if (!request.run.monitors.empty()) {
+    if (!request.run.monitors.empty() || request.run.perf.any()) {
       auto parsed = parse_monitored_run(output);
-      monitored = monitored_run_metrics(request.run.monitors, parsed, run.seconds);
+      monitored = monitored_run_metrics(request.run.monitors, request.run.perf, parsed, run.seconds);
       output = std::move(parsed.output);
       (void)base::write_file_atomic(run.log_path, output); // the log keeps the benchmark's output, as elsewhere
     }

@@ -2,7 +2,7 @@
 
 #include "base/strings.hpp"
 #include "lab/console.hpp"
-#include "lab/proc_blocks.hpp"
+#include "lab/run_blocks.hpp"
 #include "lab/ssh_remote.hpp"
 
 #include <charconv>
@@ -59,9 +59,9 @@ template <typename Fn> std::size_t each_line(std::string_view text, Fn fn) {
 
 Result<std::string> monitored_run_command(const std::vector<std::string>& argv,
                                           const std::map<std::string, std::string>& env, const std::string& cwd,
-                                          const std::set<std::string>& monitors) {
+                                          const std::set<std::string>& monitors, const RunSpec::Perf& perf) {
   BISECTD_TRY_ASSIGN(auto plain, remote_run_command(argv, env, cwd));
-  if (monitors.empty()) {
+  if (monitors.empty() && !perf.any()) {
     return plain;
   }
   BISECTD_TRY_ASSIGN(auto dir, shell_join({cwd}));
@@ -73,14 +73,22 @@ Result<std::string> monitored_run_command(const std::vector<std::string>& argv,
   }
   BISECTD_TRY_ASSIGN(auto snapshot_before, shell_join(before));
   BISECTD_TRY_ASSIGN(auto snapshot_after, shell_join(after));
-  return std::string(proc_block_function()) + "; cd " + dir + " && { " + snapshot_before + "; " + mark(k_begin, "0") +
-         "; " + command + "; bisectd_rc=$?; " + mark("\\n" + k_end.substr(1), "1") + "; " + snapshot_after +
-         "; exit \"$bisectd_rc\"; }";
+  // perf's files go to a directory of their own, removed after the run; without one the run goes without perf.
+  std::string perf_try = "bisectd_pd= bisectd_pstat= bisectd_pprofile=";
+  if (perf.any()) {
+    perf_try += "; bisectd_pd=$(mktemp -d 2>/dev/null) && bisectd_perf_try \"$bisectd_pd\"" +
+                std::string(perf.stat ? " stat" : "") + (perf.profile ? " profile" : "");
+  }
+  return std::string(proc_block_function()) + "\n" + std::string(perf_block_functions()) + "cd " + dir + " && { " +
+         perf_try + "; " + snapshot_before + "; " + mark(k_begin, "0") + "; bisectd_perf_run \"$bisectd_pd\" " +
+         command + "; bisectd_rc=$?; " + mark("\\n" + k_end.substr(1), "1") + "; " + snapshot_after +
+         "; bisectd_perf_blocks \"$bisectd_pd\"; [ -z \"$bisectd_pd\" ] || rm -rf \"$bisectd_pd\"; exit "
+         "\"$bisectd_rc\"; }";
 }
 
 MonitoredRun parse_monitored_run(std::string_view text) {
   MonitoredRun run;
-  ProcBlockReader blocks;
+  RunBlockReader blocks;
   bool begun = false;
   auto body = each_line(text, [&](std::string_view line, bool newline) {
     if (base::starts_with(line, k_begin)) {
@@ -108,14 +116,14 @@ MonitoredRun parse_monitored_run(std::string_view text) {
   auto started = run.seconds;
   run.seconds.reset();
   std::optional<double> ended;
-  ProcBlockReader after;
+  RunBlockReader after;
   bool first = true;
   each_line(rest.substr(end + 1), [&](std::string_view line, bool /*newline*/) {
     if (first) {
       read_marker(line.substr(k_end.size() - 1), ended, run.stat_after);
       first = false;
     } else {
-      after.take(line, nullptr, &run.after);
+      after.take(line, nullptr, &run.after, &run.perf);
     }
     return true;
   });
@@ -125,10 +133,11 @@ MonitoredRun parse_monitored_run(std::string_view text) {
   return run;
 }
 
-std::map<std::string, double> monitored_run_metrics(const std::set<std::string>& monitors, const MonitoredRun& run,
-                                                    double host_seconds) {
+std::map<std::string, double> monitored_run_metrics(const std::set<std::string>& monitors, const RunSpec::Perf& perf,
+                                                    const MonitoredRun& run, double host_seconds) {
   double elapsed = run.seconds.value_or(host_seconds);
   auto out = monitors::system_metrics(monitors, run.before, run.after, elapsed);
+  out.merge(perf_metrics(perf, run.perf, elapsed));
   if (monitors.contains("time")) {
     if (auto usage = monitors::waited_usage(run.stat_before, run.stat_after, elapsed)) {
       out.merge(monitors::time_metrics(*usage));

@@ -1,7 +1,8 @@
 #pragma once
-// The system monitors of a run on an ssh box, read in the run's own ssh command (no round trip more per run): the
-// remote shell prints the chosen /proc files before and after the benchmark (lab/proc_blocks.hpp), and its uptime
-// and its own /proc/self/stat right around it; we cut its stdout back into the benchmark's output and the metrics.
+// The system monitors and perf of a run on an ssh box, read in the run's own ssh command (no round trip more per
+// run): the remote shell prints the chosen /proc files before and after the benchmark and the box's own perf's
+// blocks after it (lab/run_blocks.hpp), and its uptime and its own /proc/self/stat right around it; we cut its
+// stdout back into the benchmark's output and the metrics.
 //
 // The run's stdout, in order:
 //   BISECTD-PROC before <file> ... BISECTD-PROC-END          (each /proc file of the monitors)
@@ -9,8 +10,11 @@
 //   ... the benchmark's stdout, byte for byte ...
 //   \nBISECTD-RUN-END uptime=<s> stat=<...>                   (the newline is ours, so the output is kept exactly)
 //   BISECTD-PROC after <file> ... BISECTD-PROC-END
+//   BISECTD-PERF stat|profile|calltrace ... BISECTD-PERF-END    (when the job asks for perf and the box's perf works)
 
 #include "base/error.hpp"
+#include "lab/machine.hpp"
+#include "lab/run_blocks.hpp"
 #include "monitors/monitors.hpp"
 
 #include <map>
@@ -22,12 +26,13 @@
 
 namespace bisectd::lab {
 
-// The remote line of a run: remote_run_command's (`cd DIR && exec env -- ...`) when `monitors` is empty, else the
-// monitored one above, which exits with the benchmark's status. Every word from the job or bisectd is quoted by
-// base::shell_quote. Errors: as remote_run_command.
+// The remote line of a run: remote_run_command's (`cd DIR && exec env -- ...`) when there are no monitors and no
+// perf, else the monitored one above, which exits with the benchmark's status. perf's files go to a `mktemp -d`
+// directory, removed after the run. Every word from the job or bisectd is quoted by base::shell_quote. Errors: as
+// remote_run_command.
 Result<std::string> monitored_run_command(const std::vector<std::string>& argv,
                                           const std::map<std::string, std::string>& env, const std::string& cwd,
-                                          const std::set<std::string>& monitors);
+                                          const std::set<std::string>& monitors, const RunSpec::Perf& perf = {});
 
 struct MonitoredRun {
   std::string output; // the benchmark's stdout (what is no marker or block when the begin marker is missing)
@@ -35,6 +40,7 @@ struct MonitoredRun {
   monitors::Snapshot before, after;
   std::optional<double> seconds; // the box's uptime across the benchmark
   std::string stat_before, stat_after;
+  PerfText perf;
 };
 
 // Never fails: what is missing (a cut connection, a shell that could not read /proc) is left empty. The begin marker
@@ -42,9 +48,10 @@ struct MonitoredRun {
 MonitoredRun parse_monitored_run(std::string_view stdout_text);
 
 // The monitors' metrics of a run: monitors::system_metrics over the box's own elapsed time (`host_seconds`, the
-// ssh command's duration, when the box gave none) and, for `time`, monitors::waited_usage's time.* (elapsed, user,
-// system, minor/major faults, percent of CPU; no context switches or peak RSS: the shell cannot see them).
-std::map<std::string, double> monitored_run_metrics(const std::set<std::string>& monitors, const MonitoredRun& run,
-                                                    double host_seconds);
+// ssh command's duration, when the box gave none), for `time` monitors::waited_usage's time.* (elapsed, user,
+// system, minor/major faults, percent of CPU, perf's own share included; no context switches or peak RSS: the
+// shell cannot see them), and the perf metrics `perf` asks for.
+std::map<std::string, double> monitored_run_metrics(const std::set<std::string>& monitors, const RunSpec::Perf& perf,
+                                                    const MonitoredRun& run, double host_seconds);
 
 } // namespace bisectd::lab

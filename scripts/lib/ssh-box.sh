@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # ssh-box.sh — "lab boxes" for the ssh backend's tests: QEMU guests (TCG) that behave like lab servers.
 # A box boots a default kernel with an initramfs made from this host's Debian packages: busybox-static, dropbear
-# (sshd) with OpenSSH's sftp-server (for scp), kexec-tools and the bench-core programs, each with the shared
-# libraries ldd names. It is reachable only through QEMU user networking's port forward 127.0.0.1:PORT -> :22
-# (restrict=on: the guest reaches nothing else), so it is driven exactly as a real box: ssh, scp, kexec, reboot.
+# (sshd) with OpenSSH's sftp-server (for scp), kexec-tools, the bench-core programs and linux-perf's perf (when this
+# host has it), each with the shared libraries ldd names. It is reachable only through QEMU user networking's port
+# forward 127.0.0.1:PORT -> :22 (restrict=on: the guest reaches nothing else), so it is driven exactly as a real
+# box: ssh, scp, kexec, reboot.
 #
 #   ssh-box.sh image DIR BENCH_DIR AUTHORIZED_KEYS   DIR/initramfs.cpio.gz with a new host key (DIR/host_key.pub)
 #   ssh-box.sh start DIR NAME PORT KERNEL            boot box NAME (state in DIR/NAME) on KERNEL, its default
@@ -84,6 +85,8 @@ make_image() {
   copy_with_libs "$root" /usr/sbin/kexec usr/sbin/kexec
   # dropbear runs /usr/lib/sftp-server for OpenSSH's scp (SFTP protocol since OpenSSH 9.0).
   copy_with_libs "$root" /usr/lib/openssh/sftp-server usr/lib/sftp-server
+  # perf, as a box with Debian's linux-perf has it: bisectd profiles the runs with the box's own perf.
+  [[ -x /usr/bin/perf ]] && copy_with_libs "$root" /usr/bin/perf usr/bin/perf
   for program in "$bench"/*; do
     [[ -f $program && -x $program ]] && copy_with_libs "$root" "$program" "usr/bin/${program##*/}"
   done

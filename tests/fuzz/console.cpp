@@ -23,7 +23,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   auto run = bisectd::lab::parse_monitored_run(text);
   bisectd::fuzz::check(run.output.size() <= text.size(), "a monitored run's output longer than its stdout");
   auto all = bisectd::monitors::known_monitors();
-  for (const auto& [name, value] : bisectd::lab::monitored_run_metrics({all.begin(), all.end()}, run, 1.0)) {
+  for (const auto& [name, value] :
+       bisectd::lab::monitored_run_metrics({all.begin(), all.end()}, {true, true}, run, 1.0)) {
     bisectd::fuzz::check(!name.empty() && std::isfinite(value), "a monitor metric unnamed or not finite");
   }
   return 0;

@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """The kernel scenario on a lab of real boxes reached only over ssh: configs/lab/ssh-qemu.yaml's two QEMU guests
-(scripts/lib/ssh-box.sh: dropbear, kexec-tools, bench-core) booting the base commit's kernel as their default;
+(scripts/lib/ssh-box.sh: dropbear, kexec-tools, bench-core, perf) booting the base commit's kernel as their default;
 bisectd installs each candidate with kexec. The same tree, planted commit, job and kernel build cache as
 kernel.bisect (run after it, the builds are reused from its store: this test pays boots, not compiles).
 Fault: box-2's first kexec'd kernel is frozen by the test (QEMU monitor `stop`) as soon as its console shows it
 booting: the daemon must power-cycle box-2 (ssh-box.sh kills QEMU by PID and boots the default kernel again), end
 that visit infra/boot_failed and have the work done on a box that answers; the bisection must still be right and
-mailed. The job's system monitors must come back from the boxes as metrics of their samples (vmstat.*, softirqs.*).
+mailed. The job's system monitors and perf must come back from the boxes as metrics of their samples (vmstat.*,
+softirqs.*, perf-stat.*, perf-profile.*).
 Prints the boot-by-kexec times (kexec -e → ssh answers with the new `uname -r`) and the whole test's time."""
 import os
 import re
@@ -150,10 +151,16 @@ def check_box_monitors(env, commit):
                      f"{sorted(samples[0]['metrics'])}")
     shown = env.ctl_json("results", commit, "--metric", "softirqs.*")["samples"]
     check(any(s["metrics"] for s in shown), "results --metric 'softirqs.*' shows no box metric")
+    # The boxes carry Debian's perf (ssh-box.sh): each run's ssh command wraps the benchmark in the box's own perf.
+    profiled = [s for s in samples if any(n.startswith("perf-stat.") for n in s["metrics"])
+                and any(n.startswith("perf-profile.") for n in s["metrics"])]
+    check(profiled, f"no perf-stat.* and perf-profile.* metrics on any box sample of {commit}: "
+                    f"{sorted(samples[0]['metrics'])}")
     example = monitored[0]
     names = sorted(example["metrics"])
     families = sorted({n.split(".", 1)[0] for n in names})
-    print(f"monitors: {len(monitored)} of {len(samples)} box samples of {commit[:12]} carry monitors; "
+    print(f"monitors: {len(monitored)} of {len(samples)} box samples of {commit[:12]} carry monitors, "
+          f"{len(profiled)} perf; "
           f"{example['machine']}: {len(names)} metrics ({', '.join(families)})")
     for name in ("proc-vmstat.pgfault", "vmstat.system.cs", "vmstat.cpu.sy", "softirqs.TIMER",
                  "interrupts.LOC:Local_timer_interrupts", "meminfo.MemFree", "time.elapsed_time",

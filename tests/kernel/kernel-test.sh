@@ -197,6 +197,9 @@ locality=run0.perf-profile.self.cycles-pp.mm_account_fault_locality
 awk -F': ' -v m="$locality" '$1 == m && $2 >= 2 { ok = 1 } END { exit !ok }' "$tmp/perf-$planted" ||
   fail "the planted kernel's profile lacks mm_account_fault_locality (>= 2% self)"
 grep -q "^$locality:" "$tmp/perf-$parent" && fail "the parent's profile has mm_account_fault_locality"
+# Its call chains: the planted function under the page fault handler, innermost first (LKP's calltrace names).
+grep -qE '^run0\.perf-profile\.calltrace\.cycles-pp\.mm_account_fault_locality\..*handle_mm_fault' \
+  "$tmp/perf-$planted" || fail "the planted kernel's call chains lack mm_account_fault_locality under handle_mm_fault"
 gz=$(ls -S "$root"/../initramfs/perf-*.cpio.gz 2>/dev/null | head -1 || true)
 [[ -n $gz ]] && echo "timing: perf archive $(stat -c %s "$gz") bytes gzip'd, $(gzip -dc "$gz" | wc -c) unpacked"
 checkout "$base"

@@ -100,7 +100,7 @@ note "one visit on qemu and one on LAVA, same kernel: samples, and LAVA's overhe
 visit "$tmp/qemu" --backend qemu --setting accel=tcg
 expect "$tmp/qemu" outcome ok
 jobs_before=$(jobs_on_lava)
-visit "$tmp/lava-visit" "${lava_settings[@]}"
+visit "$tmp/lava-visit" "${lava_settings[@]}" --perf stat,profile
 expect "$tmp/lava-visit" outcome ok
 expect "$tmp/lava-visit" runs 2
 expect "$tmp/lava-visit" run0.ok 1
@@ -112,6 +112,10 @@ for visit_out in "$tmp/qemu" "$tmp/lava-visit"; do # the guest's /proc snapshots
   grep -q "^run1\.meminfo\.MemFree: " "$visit_out" || fail "$visit_out: no meminfo.MemFree metric"
   grep -q "^run1\.vmstat\.cpu\.sy: " "$visit_out" || fail "$visit_out: no vmstat.cpu.sy metric"
 done
+# perf from the ramdisk (the host's perf and its libraries): counts and a profile of each run.
+grep -q "^run1\.perf-stat\.ps\.page-faults: " "$tmp/lava-visit" || fail "no perf-stat.ps.page-faults metric from LAVA"
+grep -q "^run1\.perf-profile\.children\.cycles-pp\.handle_mm_fault: " "$tmp/lava-visit" ||
+  fail "no perf-profile metric from LAVA"
 [[ $(jobs_on_lava) -eq $((jobs_before + 1)) ]] || fail "one visit is not one LAVA job"
 echo "timing: visit qemu $(value seconds "$tmp/qemu")s, lava $(value seconds "$tmp/lava-visit")s"
 

@@ -1,6 +1,7 @@
 // lava_visit_tool: one visit through lab::make_machine on a real lab, for tests/lava/lava-test.sh.
 //   lava_visit_tool --backend lava|qemu --artifacts DIR --log-dir DIR [--release R] [--runs N] [--primary METRIC]
 //                   [--setting KEY=VALUE]... [--resume HANDLE] [--handle-file FILE] [--monitors A,B,...]
+//                   [--perf stat,profile]
 //                   [--check-only] -- COMMAND ARGS...
 // Prints `key: value` lines (outcome, message, boot_id, runs, run<i>.ok, run<i>.<metric>, seconds). --handle-file:
 // the visit's save_handle writes the handle there (the LAVA job id) before the visit waits. --check-only: create the
@@ -104,6 +105,9 @@ int main(int argc, char** argv) {
       request.run.monitors.insert(monitor);
     }
   }
+  auto perf = "," + args.get("perf") + ",";
+  request.run.perf = {.stat = perf.find(",stat,") != std::string::npos,
+                      .profile = perf.find(",profile,") != std::string::npos};
   request.resume = args.get("resume");
   if (auto file = args.get("handle-file"); !file.empty()) {
     request.save_handle = [file](const std::string& handle) { return base::write_file_atomic(file, handle + "\n"); };

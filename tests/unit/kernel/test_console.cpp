@@ -167,6 +167,10 @@ TEST_CASE("lab::parse_console keeps a run's perf blocks apart from its output", 
                               "# Children      Self  Symbol\r\n"
                               "    40.00%    30.00%  [k] mm_account_fault_locality\r\n"
                               "    45.00%     2.00%  [k] handle_mm_fault\r\n"
+                              "BISECTD-PERF-END\r\n"
+                              "BISECTD-PERF calltrace\r\n"
+                              "    30.00%  [k] mm_account_fault_locality\r\n"
+                              "30.00% main;asm_exc_page_fault;handle_mm_fault;mm_account_fault_locality\r\n"
                               // the end marker is lost: the run's end marker closes the block
                               "BISECTD-RUN-END 0 rc=0 start=1.0 end=3.0\r\n"
                               "BISECTD-RUN-BEGIN 1\r\n"
@@ -181,10 +185,12 @@ TEST_CASE("lab::parse_console keeps a run's perf blocks apart from its output", 
   REQUIRE(log.runs.size() == 2);
   const auto& run = log.runs[0];
   CHECK(run.output == "page_fault.ops_per_sec: 96886.4\n\n");
-  CHECK(run.perf_stat.find("context-switches") != std::string::npos);
-  CHECK(run.perf_stat.find("printk") == std::string::npos);
-  CHECK(run.perf_profile.find("mm_account_fault_locality") != std::string::npos);
-  CHECK(log.runs[1].perf_profile.empty());
+  CHECK(run.perf.stat.find("context-switches") != std::string::npos);
+  CHECK(run.perf.stat.find("printk") == std::string::npos);
+  CHECK(run.perf.profile.find("mm_account_fault_locality") != std::string::npos);
+  CHECK(run.perf.profile.find("main;") == std::string::npos);
+  CHECK(run.perf.calltrace.find("main;asm_exc_page_fault") != std::string::npos);
+  CHECK(log.runs[1].perf.profile.empty());
   CHECK(log.runs[1].output == "page_fault.ops_per_sec: 96000\nstray\n");
 
   lab::VisitRequest request;
@@ -201,6 +207,8 @@ TEST_CASE("lab::parse_console keeps a run's perf blocks apart from its output", 
   CHECK_FALSE(result.metrics.contains("perf-stat.ps.cycles"));
   CHECK(result.metrics.at("perf-profile.self.cycles-pp.mm_account_fault_locality") == Approx(30));
   CHECK(result.metrics.at("perf-profile.children.cycles-pp.handle_mm_fault") == Approx(45));
+  CHECK(result.metrics.at("perf-profile.calltrace.cycles-pp.mm_account_fault_locality.handle_mm_fault."
+                          "asm_exc_page_fault.main") == Approx(30));
   auto unsampled = lab::run_result(log.runs[1], request, boot, "test");
   std::filesystem::remove(unsampled.log_path);
   CHECK(unsampled.ok); // no profile: still a sample, with no perf-profile.* metric

@@ -1,4 +1,5 @@
 #include "lab/initramfs.hpp"
+#include "lab/run_blocks.hpp"
 #include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
@@ -181,16 +182,16 @@ TEST_CASE("lab::job_entries says which perf the job asks for", "[kernel]") {
 
 TEST_CASE("lab::init_script wraps the benchmark in perf outside the timed part only for what works", "[kernel]") {
   auto script = lab::init_script();
-  // perf is tried once before the runs, and a refusal leaves it out instead of failing the runs.
-  auto tried = script.find("perf_try stat stat"), first_run = script.find("BISECTD-RUN-BEGIN");
+  // perf is tried once before the runs, for what the job asks (lab/run_blocks.hpp's functions, run in real shells
+  // by unit.lab's "ssh perf" test), and a refusal leaves it out instead of failing the runs.
+  auto tried = script.find("\nbisectd_perf_try /tmp $(cat /bisectd/perf 2>/dev/null)\n"),
+       first_run = script.find("BISECTD-RUN-BEGIN");
   CHECK(tried < first_run);
-  CHECK(script.find("perf_try profile record") < first_run);
-  CHECK(script.find("grep -qx \"$what\" /bisectd/perf") != std::string::npos);
+  CHECK(script.find(lab::perf_block_functions()) < tried);
   // The time limit is on the benchmark inside perf, so a killed run cannot leave it running.
-  CHECK(script.find("measure timeout -s KILL \"$limit\" \"$@\"") != std::string::npos);
+  CHECK(script.find("bisectd_perf_run /tmp timeout -s KILL \"$limit\" \"$@\"") != std::string::npos);
   // The perf blocks are printed after the run's end time is taken.
-  CHECK(script.find("end=$(cut") < script.find("\n  perf_blocks\n"));
-  CHECK(script.find("perf report -i /tmp/perf.data --stdio --children") != std::string::npos);
+  CHECK(script.find("end=$(cut") < script.find("\n  bisectd_perf_blocks /tmp\n"));
   CHECK(script.find("eval") == std::string::npos);
 }
 

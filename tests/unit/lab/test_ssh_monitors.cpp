@@ -4,13 +4,14 @@
 #include "base/process.hpp"
 #include "base/strings.hpp"
 #include "lab/console.hpp"
-#include "lab/proc_blocks.hpp"
+#include "lab/run_blocks.hpp"
 #include "lab/ssh_monitors.hpp"
 #include "lab/ssh_remote.hpp"
 #include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <filesystem>
 
 using namespace bisectd;
@@ -82,7 +83,7 @@ TEST_CASE("ssh monitors: a recorded remote output gives the benchmark's output a
   CHECK(run.output == "page_fault.ops_per_sec: 123456\nBISECTD-PROC after vmstat\nno newline at the end");
   REQUIRE(run.seconds.has_value());
   CHECK(*run.seconds == Approx(2.0));
-  auto m = lab::monitored_run_metrics(all, run, 2.3);
+  auto m = lab::monitored_run_metrics(all, {}, run, 2.3);
   CHECK(m.at("proc-vmstat.pgfault") == 6000);
   CHECK(m.at("proc-vmstat.pgmajfault") == 1);
   CHECK(m.at("proc-vmstat.nr_free_pages") == 117000); // a gauge: its level after the run
@@ -109,7 +110,7 @@ TEST_CASE("ssh monitors: a recorded remote output gives the benchmark's output a
   CHECK_FALSE(m.contains("time.voluntary_context_switches"));
   CHECK_FALSE(m.contains("time.maximum_resident_set_size"));
   // Only the chosen monitors.
-  auto only = lab::monitored_run_metrics({"interrupts"}, run, 2.3);
+  auto only = lab::monitored_run_metrics({"interrupts"}, {}, run, 2.3);
   CHECK(only.size() == 2);
 }
 
@@ -119,7 +120,7 @@ TEST_CASE("ssh monitors: a cut or partial remote output loses metrics, never the
   auto cut = lab::parse_monitored_run(text.substr(0, text.find("no newline")));
   CHECK_FALSE(cut.ended);
   CHECK(cut.output == "page_fault.ops_per_sec: 123456\nBISECTD-PROC after vmstat\n");
-  CHECK(lab::monitored_run_metrics(all, cut, 1.0).empty());
+  CHECK(lab::monitored_run_metrics(all, {}, cut, 1.0).empty());
   // No begin marker (the shell failed before it, e.g. at `cd`): its stdout is the output.
   auto early = lab::parse_monitored_run("sh: cd: can't cd to /x\n");
   CHECK(early.output == "sh: cd: can't cd to /x\n");
@@ -132,7 +133,7 @@ TEST_CASE("ssh monitors: a cut or partial remote output loses metrics, never the
   // Garbage where the uptime and stat should be: no time.*, no rates; no exception.
   auto garbage = lab::parse_monitored_run("BISECTD-RUN-BEGIN uptime=abc stat=1 (sh) S\n\nBISECTD-RUN-END uptime=\n");
   CHECK_FALSE(garbage.seconds.has_value());
-  auto m = lab::monitored_run_metrics(all, garbage, 0.5);
+  auto m = lab::monitored_run_metrics(all, {}, garbage, 0.5);
   CHECK(m.empty());
 }
 
@@ -184,7 +185,7 @@ TEST_CASE("ssh monitors: the monitored line in real shells keeps the output, the
       CHECK(run.after.files.contains(file));
     }
     REQUIRE(run.seconds.has_value());
-    auto m = lab::monitored_run_metrics(all, run, 1.0);
+    auto m = lab::monitored_run_metrics(all, {}, run, 1.0);
     CHECK(m.at("proc-vmstat.pgfault") > 0);
     CHECK(m.contains("vmstat.cpu.us"));
     CHECK(m.contains("softirqs.TIMER"));
@@ -212,4 +213,56 @@ TEST_CASE("proc blocks: what bisectd_proc prints in a real shell, the console pa
   CHECK(run.before.files.at("no-such-file").empty());
   auto m = monitors::system_metrics({"proc-vmstat"}, run.before, run.after, run.seconds);
   CHECK(m.at("proc-vmstat.pgfault") > 0);
+}
+
+TEST_CASE("ssh perf: the box's own perf around the run in real shells, or the run without it", "[lab][ssh]") {
+  test::TempDir tmp;
+  auto perf_dir = tmp.path() / "tmp"; // mktemp -d's TMPDIR: perf's files must be gone after the run
+  std::filesystem::create_directories(perf_dir);
+  // Works about 0.3 s of CPU, so that a sampling profile has samples, and exits 4.
+  std::vector<std::string> argv{
+    "sh", "-c", "i=0; while [ $i -lt 300000 ]; do i=$((i + 1)); done; printf 'bench.ops: 5\\n'; exit 4"};
+  const lab::RunSpec::Perf perf{.stat = true, .profile = true};
+  auto line = lab::monitored_run_command(argv, {}, tmp.path().string(), {}, perf);
+  REQUIRE(line.has_value());
+  base::Command probe;
+  probe.argv = {"perf", "stat", "-x,", "-e", "task-clock", "-o", "/dev/null", "--", "true"};
+  probe.timeout = 30s;
+  auto probed = base::run(probe);
+  bool has_perf = probed.has_value() && probed->ok();
+  std::vector<std::vector<std::string>> shells{{"/bin/sh", "-c"}};
+  if (std::filesystem::exists("/bin/busybox")) {
+    shells.push_back({"/bin/busybox", "sh", "-c"});
+  }
+  for (auto shell : shells) {
+    INFO(shell.front() << (has_perf ? " (perf works here)" : " (no perf here)"));
+    shell.push_back(*line);
+    base::Command cmd;
+    cmd.argv = shell;
+    cmd.env = {{"TMPDIR", perf_dir.string()}};
+    cmd.timeout = 120s;
+    auto status = base::run(cmd);
+    REQUIRE(status.has_value());
+    INFO(status->err);
+    CHECK(status->code == 4);
+    auto run = lab::parse_monitored_run(status->out);
+    CHECK(run.ended);
+    CHECK(run.output == "bench.ops: 5\n");
+    CHECK(std::filesystem::is_empty(perf_dir));
+    auto m = lab::monitored_run_metrics({}, perf, run, 1.0);
+    if (has_perf) {
+      CHECK(m.at("perf-stat.ps.task-clock") > 0);
+      CHECK(m.contains("perf-stat.ps.context-switches"));
+      auto has_prefix = [&](std::string_view prefix) {
+        return std::any_of(m.begin(), m.end(), [&](const auto& metric) { return metric.first.starts_with(prefix); });
+      };
+      CHECK(has_prefix("perf-profile.self.cycles-pp."));
+      CHECK(has_prefix("perf-profile.children.cycles-pp."));
+      CHECK(has_prefix("perf-profile.calltrace.cycles-pp."));
+    } else {
+      CHECK(m.empty());
+      CHECK(contains(status->err, "perf"));
+      CHECK(contains(status->err, "unavailable"));
+    }
+  }
 }
