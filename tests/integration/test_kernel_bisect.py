@@ -71,17 +71,20 @@ def persistent_data_dir(env):
             shutil.rmtree(path) if os.path.isdir(path) else os.remove(path)
 
 
-def write_test_job(env, revert=True):
+def write_test_job(env, revert=True, perf=True):
     """The demo's kernel job without the code-layout rebuild: forcing function alignment changes every object, so
     that check costs a second cold kernel build (12-15 minutes here) and CI has 90 minutes for everything.
     `scripts/demo` keeps it (its report shows the layout line). revert=False also leaves out the revert check (16
-    more visits) for a lab whose visits are dear and whose revert path is the same code the QEMU test covers."""
+    more visits) for a lab whose visits are dear and whose revert path is the same code the QEMU test covers;
+    perf=False leaves out perf (every visit then boots without the 11 MB perf archive and runs without profiling)."""
     configs = os.path.join(SOURCE, "configs")
     text = open(os.path.join(configs, "jobs", "kbench-page-fault.yaml")).read()
     text = text.replace("../kconfig/qemu-x86_64.config", os.path.join(configs, "kconfig", "qemu-x86_64.config"))
     path = os.path.join(env.dir, "kbench-page-fault.yaml")
     with open(path, "w") as f:
         f.write(text + f"verify: {{layout: false, revert: {'true' if revert else 'false'}}}\n")
+        if not perf:
+            f.write("perf: {stat: false, profile: false}\n")
     return path
 
 
