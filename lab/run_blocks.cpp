@@ -72,9 +72,13 @@ bisectd_perf_try() {
       bisectd_perf_works stat stat -x, -e task-clock -o "$bisectd_pdir/perf-try.stat" && bisectd_pstat=1 ;;
     profile)
       bisectd_pevent=cycles
-      perf record -q -a -g -e cycles -o "$bisectd_pdir/perf-try.data" -- true >/dev/null 2>&1 || bisectd_pevent=cpu-clock
-      bisectd_perf_works profile record -q -a -g -e "$bisectd_pevent" -N -B -o "$bisectd_pdir/perf-try.data" &&
-        bisectd_pprofile=1 ;;
+      if perf record -q -a -g -e cycles -N -B -o "$bisectd_pdir/perf-try.data" -- true >/dev/null 2>&1; then
+        bisectd_pprofile=1
+      else
+        bisectd_pevent=cpu-clock
+        bisectd_perf_works profile record -q -a -g -e cpu-clock -N -B -o "$bisectd_pdir/perf-try.data" &&
+          bisectd_pprofile=1
+      fi ;;
     esac
   done
   rm -f "$bisectd_pdir"/perf-try.*
