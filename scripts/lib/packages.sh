@@ -36,13 +36,28 @@ install_packages() {
 build_bisectd() {
   local dir=$1
   shift
-  local options=() targets=()
+  local options=()
   while [ $# -gt 0 ] && [ "$1" != "--" ]; do options+=("$1"); shift; done
-  [ "${1:-}" = "--" ] && shift && targets=("$@")
+  [ "${1:-}" = "--" ] && shift
+  configure_bisectd "$dir" "${options[@]}"
+  compile_bisectd "$dir" "$@"
+}
+
+# configure_bisectd DIR [CMAKE_OPTION...]: the configure half of build_bisectd.
+configure_bisectd() {
+  local dir=$1
+  shift
+  local options=("$@")
   command -v ccache >/dev/null && options+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${options[@]}" >/dev/null
-  if [ ${#targets[@]} -gt 0 ]; then
-    cmake --build "$dir" -j"$(nproc)" --target "${targets[@]}"
+}
+
+# compile_bisectd DIR [TARGET...]: the build half: all targets, or the ones named.
+compile_bisectd() {
+  local dir=$1
+  shift
+  if [ $# -gt 0 ]; then
+    cmake --build "$dir" -j"$(nproc)" --target "$@"
   else
     cmake --build "$dir" -j"$(nproc)"
   fi

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """`bisectctl compare` and `results --metric` through the real daemon, on a userspace job with
 `monitors: [proc-vmstat, time]`: a bisection measures both ends of a tree whose planted commit does four times the
-CPU work and sleeps three times as long per run, so the runs' time.elapsed_time changes far beyond its noise.
+CPU work and sleeps three times as long per run, so the runs' time.elapsed_time changes far beyond its noise. Both
+ends are also watched branch heads (`master` and `good`), so each has the job's 3 runs whatever the bisection chose.
 `compare BASE HEAD` prints LKP's table: the primary metric first, then the significant rows grouped as LKP's
 reports group them (the benchmark's own, time.*, proc-vmstat.*), with time.* rows whose numbers are the means of
 the samples `results` lists; more rows than the cap of 30, so the table points to its `--all`, which has them all;
@@ -15,7 +16,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "lib"))
-from harness import check, one_line_error, run, write_job  # noqa: E402
+from harness import check, one_line_error, run, wait_for, write_job  # noqa: E402
 from make_demo_repo import commit, git, write  # noqa: E402
 
 JOB = "compare-demo"
@@ -74,6 +75,7 @@ def make_repo(dest):
     write(dest, "NOTES", "side\n")
     shas["side"] = commit(dest, 4, "notes: a side note")
     git(dest, "checkout", "-q", "master")
+    git(dest, "branch", "good", shas["base"])
     return shas
 
 
@@ -167,7 +169,10 @@ def test(env):
     shas = make_repo(repo)
     env.start_daemon()
     job = write_job(os.path.join(env.dir, "job.yaml"), name=JOB, runs=3, extra="monitors: [proc-vmstat, time]\n")
-    env.ctl("tree", "add", "demo", repo, "--branch", "master", "--job", job)
+    # The watcher measures each branch's head with the job's runs: at least 3 of each compared commit, which the
+    # bisection alone does not promise (its verification may stop early; identical builds share samples).
+    env.ctl("tree", "add", "demo", repo, "--branch", "master", "--branch", "good", "--job", job)
+    wait_for(lambda: env.ctl_json("status")["queue"].get("done", 0) >= 2, 300, "the two heads were never measured")
     bid = str(json.loads(env.ctl("bisect", "start", "--tree", "demo", "--good", shas["base"], "--bad", shas["head"],
                                  "--json").stdout)["id"])
     r = env.ctl("wait", bid, "--timeout", "600", expect=None, timeout=700)

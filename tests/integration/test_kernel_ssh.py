@@ -33,13 +33,9 @@ def build_base_kernel(env, repo, base):
     tool = os.path.join(os.environ["BISECTD_KERNEL_LAB_TOOL"])
     cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     root = os.environ.get("BISECTD_KERNEL_TEST_DIR") or os.path.join(cache, "bisectd", "kernel-test")
-    subprocess.run([os.path.join(SOURCE, "scripts", "make-kernel-tree"), os.path.join(root, "tree.git")], check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    worktree = os.path.join(root, "worktree")
-    if not os.path.exists(os.path.join(worktree, ".git")):
-        shutil.rmtree(worktree, ignore_errors=True)
-        git(os.path.join(root, "tree.git"), "worktree", "prune")
-        git(os.path.join(root, "tree.git"), "worktree", "add", "-q", "--detach", worktree, base)
+    made = subprocess.run([os.path.join(SOURCE, "tests", "kernel", "kernel-worktree.sh"), root], check=True,
+                          capture_output=True, text=True)
+    worktree = dict(line.split(": ", 1) for line in made.stdout.splitlines())["worktree"]
     git(worktree, "checkout", "-q", "--detach", base)
     out = subprocess.run([tool, "build", "--tree", "demo", "--worktree", worktree, "--commit", base, "--store",
                           os.path.join(root, "store"), "--build-root", os.path.join(root, "kbuild"), "--fragment",

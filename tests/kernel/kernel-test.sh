@@ -2,7 +2,7 @@
 # Slow kernel test (ctest label `kernel`): real builds of the demo kernel tree and QEMU boots.
 #   kernel-test.sh KERNEL_LAB_TOOL BENCH_CORE_DIR
 # State kept between runs (so reruns are incremental): ${BISECTD_KERNEL_TEST_DIR:-~/.cache/bisectd/kernel-test}
-#   tree.git (scripts/make-kernel-tree), worktree/ (git worktree of it), kbuild/ (build dirs), store/.
+#   tree.git and its worktree (kernel-worktree.sh), kbuild/ (build dirs), store/.
 # Exit 125 (skip) when a prerequisite is missing. Timings go to stdout as "timing: ..." lines.
 set -euo pipefail
 
@@ -32,20 +32,15 @@ command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not install
 [[ -x /bin/busybox ]] || skip "busybox-static not installed"
 [[ -x $BISECTD_BENCH_CORE_DIR/page_fault ]] || skip "bench-core not built in $BISECTD_BENCH_CORE_DIR"
 
-mkdir -p "$root"
 note "kernel tree"
-"$src/scripts/make-kernel-tree" "$root/tree.git" >"$tmp/planted" 2>"$tmp/tree.log" || { cat "$tmp/tree.log"; exit 1; }
-base=$(cat "$root/tree.git/.bisectd-base")
-planted=$(tail -1 "$tmp/planted")
-if [[ ! -e $root/worktree/.git ]]; then
-  rm -rf "$root/worktree"
-  git -C "$root/tree.git" worktree prune
-  git -C "$root/tree.git" worktree add -q --detach "$root/worktree" "$base"
-fi
-checkout() { git -C "$root/worktree" checkout -q --detach "$1"; }
+"$src/tests/kernel/kernel-worktree.sh" "$root" >"$tmp/tree" 2>"$tmp/tree.log" || { cat "$tmp/tree.log"; exit 1; }
+worktree=$(value worktree "$tmp/tree")
+base=$(value base "$tmp/tree")
+planted=$(value planted "$tmp/tree")
+checkout() { git -C "$worktree" checkout -q --detach "$1"; }
 build() { # build COMMIT OUT [STORE] [extra tool args...]
   local commit=$1 out=$2 store=${3:-$root/store}
-  "$tool" build --tree demo --worktree "$root/worktree" --commit "$commit" --store "$store" \
+  "$tool" build --tree demo --worktree "$worktree" --commit "$commit" --store "$store" \
     --build-root "$root/kbuild" --fragment "$fragment" "${@:4}" >"$out" 2>>"$tmp/tool.log"
 }
 boot() { # boot COMMIT OUT [tool args...] -- command
@@ -110,7 +105,7 @@ one_file=$(git -C "$root/tree.git" rev-list --reverse "$base..$planted" | sed -n
 objdir=$(value build_dir "$tmp/build-$base")
 plain_make() { # plain_make COMMIT: what a developer would type in the same build dir
   CCACHE_DIR=${XDG_CACHE_HOME:-$HOME/.cache}/bisectd/ccache CCACHE_BASEDIR=$root \
-    make -C "$root/worktree" O="$objdir" ARCH=x86_64 "CC=ccache gcc" HOSTCC=gcc LOCALVERSION="-g${1:0:12}" \
+    make -C "$worktree" O="$objdir" ARCH=x86_64 "CC=ccache gcc" HOSTCC=gcc LOCALVERSION="-g${1:0:12}" \
     KBUILD_BUILD_USER=bisectd KBUILD_BUILD_HOST=bisectd -j"$(nproc)" bzImage >"$tmp/plain.log" 2>&1
 }
 # The build dir back at the base commit, through the builder (which also makes the reference config).

@@ -5,8 +5,8 @@
 # Checks: wrong URL / wrong token fail machine creation with one line; slots = idle devices; a visit gives samples
 # (timed against the `qemu` backend on the same kernel); a bad artifact URL is Incomplete → infra; a visit killed
 # with SIGKILL while its job runs is resumed from the stored job id and followed to the end, not resubmitted (jobs
-# counted on the LAVA side). Then the bisection through bisectd (test_lava_bisect.py; BISECTD_LAVA_BISECT=0 leaves it
-# out).
+# counted on the LAVA side). BISECTD_LAVA_PARTS (default "visits bisect") chooses the visits, the bisection through
+# bisectd on LAVA devices (test_lava_bisect.py), or both.
 # Needs root (packages, PostgreSQL); exit 125 (skip) when a prerequisite is missing. Timings: "timing: ..." lines.
 set -euo pipefail
 
@@ -22,6 +22,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/lava-test.XXXXXX")
 chmod 711 "$tmp"
 export LAVA_DIR=$tmp/lava
 failures=0
+parts=" ${BISECTD_LAVA_PARTS:-visits bisect} "
 
 skip() { echo "SKIP: $*"; exit 125; }
 note() { echo "--- $*"; }
@@ -60,20 +61,17 @@ jobs_on_lava() { lava_api "jobs/?limit=1" | python3 -c 'import json, sys; print(
 job_state() { lava_api "jobs/$1/" | python3 -c 'import json, sys; print(json.load(sys.stdin)["state"])'; }
 
 note "the kernel (the kernel tests' build, reused)"
-"$src/scripts/make-kernel-tree" "$root/tree.git" >"$tmp/planted" 2>"$tmp/tree.log" || { cat "$tmp/tree.log"; exit 1; }
-base=$(cat "$root/tree.git/.bisectd-base")
-if [[ ! -e $root/worktree/.git ]]; then
-  rm -rf "$root/worktree"
-  git -C "$root/tree.git" worktree prune
-  git -C "$root/tree.git" worktree add -q --detach "$root/worktree" "$base"
-fi
-git -C "$root/worktree" checkout -q --detach "$base"
-"$kernel_tool" build --tree demo --worktree "$root/worktree" --commit "$base" --store "$root/store" \
+"$src/tests/kernel/kernel-worktree.sh" "$root" >"$tmp/tree" 2>"$tmp/tree.log" || { cat "$tmp/tree.log"; exit 1; }
+worktree=$(value worktree "$tmp/tree")
+base=$(value base "$tmp/tree")
+git -C "$worktree" checkout -q --detach "$base"
+"$kernel_tool" build --tree demo --worktree "$worktree" --commit "$base" --store "$root/store" \
   --build-root "$root/kbuild" --fragment "$src/configs/kconfig/qemu-x86_64.config" >"$tmp/build" 2>>"$tmp/tool.log"
 expect "$tmp/build" outcome ok
 artifacts=$(value artifact_dir "$tmp/build")
 release="6.1.192-g${base:0:12}"
 
+if [[ $parts == *" visits "* ]]; then
 lava_settings=(--setting "url=$LAVA_URL" --setting "token_file=$LAVA_DIR/token" --setting device_type=qemu
   --setting timeouts.queue=300s --setting timeouts.unreachable=60s)
 visit() { # visit OUT [tool args...]: one page_fault visit, 2 runs
@@ -145,7 +143,9 @@ expect "$tmp/resumed" outcome ok
 expect "$tmp/resumed" run1.ok 1
 [[ $(jobs_on_lava) -eq $((jobs_before + 1)) ]] || fail "the resumed visit submitted another job"
 
-if [[ ${BISECTD_LAVA_BISECT:-1} == 1 ]]; then
+fi
+
+if [[ $parts == *" bisect "* ]]; then
   note "the planted regression bisected by bisectd on LAVA devices"
   start=$(now)
   LAVA_TOKEN_FILE=$LAVA_DIR/token LAVA_CALLBACK_SECRET_FILE=$LAVA_DIR/callback-secret python3 "$src/tests/lava/test_lava_bisect.py" || fail "bisection on LAVA"

@@ -1,0 +1,74 @@
+# Stage timing for scripts/test: each stage's seconds and the slowest ctest tests, printed as one table when the
+# script exits, also when a stage fails (that stage is marked FAILED). Sourced; needs bash.
+#   timing_init LOG_DIR      the ctest outputs are kept in LOG_DIR (their "Test #N: name ... sec" lines are read)
+#   stage NAME               starts stage NAME (ending the one before)
+#   stage_ctest NAME ARGS... runs ctest ARGS as stage NAME, its output also kept for the slowest-tests list
+
+TIMING_NAMES=()
+TIMING_SECONDS=()
+TIMING_STATES=()
+TIMING_CURRENT=""
+TIMING_STARTED=0
+TIMING_BEGIN=0
+TIMING_LOGS=""
+
+timing_now() { date +%s.%N; }
+
+timing_init() {
+  TIMING_LOGS=$1
+  mkdir -p "$TIMING_LOGS"
+  rm -f "$TIMING_LOGS"/ctest-*.log
+  TIMING_BEGIN=$(timing_now)
+  trap 'timing_exit $?' EXIT
+}
+
+# timing_close STATE: records the running stage's seconds with STATE (ok or FAILED).
+timing_close() {
+  [ -n "$TIMING_CURRENT" ] || return 0
+  TIMING_NAMES+=("$TIMING_CURRENT")
+  TIMING_SECONDS+=("$(awk -v a="$TIMING_STARTED" -v b="$(timing_now)" 'BEGIN { printf "%.0f", b - a }')")
+  TIMING_STATES+=("$1")
+  TIMING_CURRENT=""
+}
+
+stage() {
+  timing_close ok
+  TIMING_CURRENT=$1
+  TIMING_STARTED=$(timing_now)
+  echo "== $1${2:+: $2}"
+}
+
+# stage_ctest NAME DESCRIPTION CTEST_ARGS...: one ctest call as its own stage; its per-test lines are kept.
+stage_ctest() {
+  local name=$1 description=$2
+  shift 2
+  stage "$name" "$description"
+  ctest "$@" 2>&1 | tee "$TIMING_LOGS/ctest-$name.log"
+}
+
+timing_exit() {
+  local status=$1
+  timing_close "$([ "$status" -eq 0 ] && echo ok || echo FAILED)"
+  timing_table "$status"
+  exit "$status"
+}
+
+timing_table() {
+  local status=$1 i total
+  total=$(awk -v a="$TIMING_BEGIN" -v b="$(timing_now)" 'BEGIN { printf "%.0f", b - a }')
+  echo
+  echo "== timing (scripts/test$( [ -n "${TIMING_ARGS:-}" ] && echo " $TIMING_ARGS"), exit $status)"
+  printf '%-16s %8s  %s\n' stage seconds state
+  for i in "${!TIMING_NAMES[@]}"; do
+    printf '%-16s %8s  %s\n' "${TIMING_NAMES[$i]}" "${TIMING_SECONDS[$i]}" "${TIMING_STATES[$i]}"
+  done
+  printf '%-16s %8s  (%s min)\n' total "$total" "$(awk -v s="$total" 'BEGIN { printf "%.1f", s / 60 }')"
+  # ctest's lines: "  3/17 Test  #5: integration.merge ..........   Passed   28.91 sec"
+  local slowest
+  slowest=$(cat "$TIMING_LOGS"/ctest-*.log 2>/dev/null |
+    sed -nE 's/^.*Test +#[0-9]+: ([^ ]+) \.*[^0-9]*([0-9]+\.[0-9]+) sec$/\2 \1/p' | sort -rn | head -10)
+  if [ -n "$slowest" ]; then
+    echo "slowest tests:"
+    echo "$slowest" | awk '{ printf "  %8.0f  %s\n", $1, $2 }'
+  fi
+}
