@@ -43,7 +43,7 @@ set(BISECTD_LAYERS
   "bench/e2e-cost | base/ bisect/ storage/ vcs/ kbuild/ daemon/ fakes/ support/ bisect-sim/ | json spdlog | posix"
   "tests/support | base/ | | posix"
   "tests/fakes | fakes/ base/ bisect/ storage/ vcs/ kbuild/ lab/ daemon/core/ daemon/reporting/ daemon/verify/ | | std"
-  "tests/kernel | base/ kbuild/ lab/ | | posix"
+  "tests/kernel | base/ kbuild/ lab/ daemon/config/config.hpp | | posix"
   "tests/lava | base/ lab/ | | posix"
   "tests/layering | | | std"
   "tests/fuzz | base/ monitors/ storage/ vcs/ lab/ report/ daemon/ fakes/ | json | posix"

@@ -52,13 +52,13 @@ configure_bisectd() {
   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "${options[@]}" >/dev/null
 }
 
-# compile_bisectd DIR [TARGET...]: the build half: all targets, or the ones named.
+# compile_bisectd DIR [TARGET...]: the build half: all targets, or the ones named. ccache sees paths under the
+# checkout as relative ones and leaves the working directory out of its hash, so a clone in another folder (every CI
+# run) hits what an earlier clone compiled.
 compile_bisectd() {
   local dir=$1
   shift
-  if [ $# -gt 0 ]; then
-    cmake --build "$dir" -j"$(nproc)" --target "$@"
-  else
-    cmake --build "$dir" -j"$(nproc)"
-  fi
+  local targets=()
+  [ $# -gt 0 ] && targets=(--target "$@")
+  CCACHE_BASEDIR=$(pwd -P) CCACHE_NOHASHDIR=true cmake --build "$dir" -j"$(nproc)" "${targets[@]}"
 }

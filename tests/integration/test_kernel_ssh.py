@@ -27,30 +27,37 @@ BOXES = ("box-1", "box-2")
 HUNG = "box-2"
 
 
-def build_base_kernel(env, repo, base):
-    """The boxes' default kernel: the base commit's bzImage. Built with kernel_lab_tool into the kernel tests'
-    store (kernel.build_boot builds the same commit with the same fragment, so this is normally a store hit)."""
-    tool = os.path.join(os.environ["BISECTD_KERNEL_LAB_TOOL"])
+def kernel_test_tree():
+    """The kernel tests' tree and worktree (tests/kernel/kernel-worktree.sh): {root, worktree, base, planted}."""
     cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     root = os.environ.get("BISECTD_KERNEL_TEST_DIR") or os.path.join(cache, "bisectd", "kernel-test")
     made = subprocess.run([os.path.join(SOURCE, "tests", "kernel", "kernel-worktree.sh"), root], check=True,
                           capture_output=True, text=True)
-    worktree = dict(line.split(": ", 1) for line in made.stdout.splitlines())["worktree"]
-    git(worktree, "checkout", "-q", "--detach", base)
-    out = subprocess.run([tool, "build", "--tree", "demo", "--worktree", worktree, "--commit", base, "--store",
-                          os.path.join(root, "store"), "--build-root", os.path.join(root, "kbuild"), "--fragment",
+    return {"root": root, **dict(line.split(": ", 1) for line in made.stdout.splitlines())}
+
+
+def build_kernel(commit):
+    """The bzImage's artifact dir and the release of `commit`'s kernel, built with kernel_lab_tool into the kernel
+    tests' store (kernel.build_boot builds the base, the planted commit and its parent with the same fragment, so this
+    is normally a store hit)."""
+    tree = kernel_test_tree()
+    git(tree["worktree"], "checkout", "-q", "--detach", commit)
+    out = subprocess.run([os.environ["BISECTD_KERNEL_LAB_TOOL"], "build", "--tree", "demo", "--worktree",
+                          tree["worktree"], "--commit", commit, "--store", os.path.join(tree["root"], "store"),
+                          "--build-root", os.path.join(tree["root"], "kbuild"), "--fragment",
                           os.path.join(SOURCE, "configs", "kconfig", "qemu-x86_64.config")],
                          capture_output=True, text=True, timeout=3600)
     values = dict(line.split(": ", 1) for line in out.stdout.splitlines() if ": " in line)
-    check(out.returncode == 0 and values.get("outcome") == "ok", f"base kernel build: {out.stdout}{out.stderr}")
-    return os.path.join(values["artifact_dir"], "bzImage"), values["kernel_release"]
+    check(out.returncode == 0 and values.get("outcome") == "ok", f"kernel build of {commit}: {out.stdout}{out.stderr}")
+    return values["artifact_dir"], values["kernel_release"]
 
 
 class Lab:
     """configs/lab/ssh-qemu.yaml in `dir` (bisectd's cwd) with free ports, a box image, the boxes' ssh key."""
 
-    def __init__(self, dir):
+    def __init__(self, dir, boxes=BOXES):
         self.dir = dir
+        self.names = boxes
         self.boxes = os.path.join(dir, "boxes")
         os.makedirs(self.boxes, exist_ok=True)
         os.symlink(BOX_SCRIPT, os.path.join(dir, "ssh-box.sh"))
@@ -70,7 +77,7 @@ class Lab:
         self.key = key
 
     def start(self, kernel):
-        for name in BOXES:  # the boxes die with this process, even when it is killed before `finally`
+        for name in self.names:  # the boxes die with this process, even when it is killed before `finally`
             self.box(["start", self.boxes, name, str(self.ports[name]), kernel], BOX_OWNER_PID=str(os.getpid()))
 
     def box(self, args, **env):
@@ -108,7 +115,7 @@ class Lab:
             time.sleep(0.5)
 
     def stop(self):
-        for name in BOXES:
+        for name in self.names:
             subprocess.run([BOX_SCRIPT, "stop", self.boxes, name], cwd=self.dir, timeout=60)
 
 
@@ -119,12 +126,13 @@ class HangInjector(threading.Thread):
     def __init__(self, lab, name):
         super().__init__(daemon=True)
         self.lab, self.name = lab, name
+        self.seen = len(lab.serial(name))  # the console so far: earlier kexecs do not count
         self.frozen_at = None
         self.done = threading.Event()
 
     def run(self):
         while not self.done.is_set():
-            if re.search(r"Command line: .*bisectd\.boot=", self.lab.serial(self.name)):
+            if re.search(r"Command line: .*bisectd\.boot=", self.lab.serial(self.name)[self.seen:]):
                 self.lab.monitor(self.name, "stop")
                 self.frozen_at = time.time()
                 print(f"[{time.strftime('%H:%M:%S')}] fault: {self.name} frozen right after its kexec", flush=True)
@@ -170,10 +178,10 @@ def test(env):
     persistent_data_dir(env)
     repo, planted, base, head = kernel_series(env)
 
-    kernel, release = build_base_kernel(env, repo, base)
+    artifacts, release = build_kernel(base)
     lab = Lab(os.path.join(env.dir, "lab"))
     try:
-        lab.start(kernel)
+        lab.start(os.path.join(artifacts, "bzImage"))
         for name in BOXES:
             lab.wait_up(name, release, 300)
         print(f"boxes up on {release} after {time.time() - started:.0f}s", flush=True)

@@ -1,8 +1,10 @@
-// lava_visit_tool: one visit through lab::make_machine on a real lab, for tests/lava/lava-test.sh.
-//   lava_visit_tool --backend lava|qemu --artifacts DIR --log-dir DIR [--release R] [--runs N] [--primary METRIC]
-//                   [--setting KEY=VALUE]... [--resume HANDLE] [--handle-file FILE] [--monitors A,B,...]
-//                   [--perf stat,profile]
-//                   [--check-only] -- COMMAND ARGS...
+// visit_tool: one visit through lab::make_machine on a real lab, for the lab backends' visit tests
+// (tests/lava/lava-test.sh, tests/integration/test_ssh_visits.py).
+//   visit_tool (--backend lava|qemu|ssh [--setting KEY=VALUE]... | --lab FILE --machine NAME)
+//              --artifacts DIR --log-dir DIR [--release R] [--runs N] [--primary METRIC]
+//              [--resume HANDLE] [--handle-file FILE] [--monitors A,B,...] [--perf stat,profile]
+//              [--check-only] -- COMMAND ARGS...
+// --lab: the machine NAME of a lab file, read as the daemon reads it (relative paths are the cwd's, as bisectd's).
 // Prints `key: value` lines (outcome, message, boot_id, runs, run<i>.ok, run<i>.<metric>, seconds). --handle-file:
 // the visit's save_handle writes the handle there (the LAVA job id) before the visit waits. --check-only: create the
 // machine and print its slots, no visit. Exit 0 when the visit itself worked (whatever its outcome), 1 on an error
@@ -10,6 +12,7 @@
 
 #include "base/fs.hpp"
 #include "base/strings.hpp"
+#include "daemon/config/config.hpp"
 #include "lab/machine.hpp"
 
 #include <chrono>
@@ -61,7 +64,16 @@ bool parse(int argc, char** argv, Args& args) {
   return args.check_only;
 }
 
-lab::MachineSpec make_spec(const Args& args) {
+Result<lab::MachineSpec> make_spec(const Args& args) {
+  if (auto file = args.get("lab"); !file.empty()) {
+    BISECTD_TRY_ASSIGN(auto machines, daemon::config::load_lab_file(file));
+    for (auto& machine : machines) {
+      if (machine.name == args.get("machine")) {
+        return machine;
+      }
+    }
+    return make_error(ErrorCode::not_found, file + ": no machine '" + args.get("machine") + "'");
+  }
   lab::MachineSpec spec;
   spec.name = args.get("name", "lava-test");
   spec.group = "test";
@@ -80,10 +92,14 @@ lab::MachineSpec make_spec(const Args& args) {
 int main(int argc, char** argv) {
   Args args;
   if (!parse(argc, argv, args)) {
-    std::cerr << "usage: lava_visit_tool --backend B --artifacts DIR --log-dir DIR [...] -- COMMAND ARGS...\n";
+    std::cerr << "usage: visit_tool --backend B --artifacts DIR --log-dir DIR [...] -- COMMAND ARGS...\n";
     return 2;
   }
-  auto machine = lab::make_machine(make_spec(args));
+  auto spec = make_spec(args);
+  if (!spec) {
+    return fail(spec.error());
+  }
+  auto machine = lab::make_machine(*spec);
   if (!machine) {
     return fail(machine.error());
   }
