@@ -58,11 +58,11 @@ timing_table() {
   total=$(awk -v a="$TIMING_BEGIN" -v b="$(timing_now)" 'BEGIN { printf "%.0f", b - a }')
   echo
   echo "== timing (scripts/test$( [ -n "${TIMING_ARGS:-}" ] && echo " $TIMING_ARGS"), exit $status)"
-  printf '%-16s %8s  %s\n' stage seconds state
+  printf '%-20s %8s  %s\n' stage seconds state
   for i in "${!TIMING_NAMES[@]}"; do
-    printf '%-16s %8s  %s\n' "${TIMING_NAMES[$i]}" "${TIMING_SECONDS[$i]}" "${TIMING_STATES[$i]}"
+    printf '%-20s %8s  %s\n' "${TIMING_NAMES[$i]}" "${TIMING_SECONDS[$i]}" "${TIMING_STATES[$i]}"
   done
-  printf '%-16s %8s  (%s min)\n' total "$total" "$(awk -v s="$total" 'BEGIN { printf "%.1f", s / 60 }')"
+  printf '%-20s %8s  (%s min)\n' total "$total" "$(awk -v s="$total" 'BEGIN { printf "%.1f", s / 60 }')"
   # ctest's lines: "  3/17 Test  #5: integration.merge ..........   Passed   28.91 sec"
   local slowest
   slowest=$(cat "$TIMING_LOGS"/ctest-*.log 2>/dev/null |

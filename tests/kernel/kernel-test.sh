@@ -2,7 +2,7 @@
 # Slow kernel test (ctest label `kernel`): real builds of the demo kernel tree and QEMU boots.
 #   kernel-test.sh KERNEL_LAB_TOOL BENCH_CORE_DIR
 # State kept between runs (so reruns are incremental): ${BISECTD_KERNEL_TEST_DIR:-~/.cache/bisectd/kernel-test}
-#   tree.git and its worktree (kernel-worktree.sh), kbuild/ (build dirs), store/.
+#   tree.git and its worktree (kernel-worktree.sh), kbuild/ (build dirs); builds go to the kernel tests' store.
 # Exit 125 (skip) when a prerequisite is missing. Timings go to stdout as "timing: ..." lines.
 set -euo pipefail
 
@@ -35,12 +35,13 @@ command -v qemu-system-x86_64 >/dev/null || skip "qemu-system-x86_64 not install
 note "kernel tree"
 "$src/tests/kernel/kernel-worktree.sh" "$root" >"$tmp/tree" 2>"$tmp/tree.log" || { cat "$tmp/tree.log"; exit 1; }
 worktree=$(value worktree "$tmp/tree")
+store=$(value store "$tmp/tree")
 base=$(value base "$tmp/tree")
 planted=$(value planted "$tmp/tree")
 checkout() { git -C "$worktree" checkout -q --detach "$1"; }
 build() { # build COMMIT OUT [STORE] [extra tool args...]
-  local commit=$1 out=$2 store=${3:-$root/store}
-  "$tool" build --tree demo --worktree "$worktree" --commit "$commit" --store "$store" \
+  local commit=$1 out=$2
+  "$tool" build --tree demo --worktree "$worktree" --commit "$commit" --store "${3:-$store}" \
     --build-root "$root/kbuild" --fragment "$fragment" "${@:4}" >"$out" 2>>"$tmp/tool.log"
 }
 boot() { # boot COMMIT OUT [tool args...] -- command

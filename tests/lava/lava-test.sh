@@ -65,7 +65,7 @@ note "the kernel (the kernel tests' build, reused)"
 worktree=$(value worktree "$tmp/tree")
 base=$(value base "$tmp/tree")
 git -C "$worktree" checkout -q --detach "$base"
-"$kernel_tool" build --tree demo --worktree "$worktree" --commit "$base" --store "$root/store" \
+"$kernel_tool" build --tree demo --worktree "$worktree" --commit "$base" --store "$(value store "$tmp/tree")" \
   --build-root "$root/kbuild" --fragment "$src/configs/kconfig/qemu-x86_64.config" >"$tmp/build" 2>>"$tmp/tool.log"
 expect "$tmp/build" outcome ok
 artifacts=$(value artifact_dir "$tmp/build")
