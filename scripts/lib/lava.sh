@@ -125,6 +125,9 @@ lava_setup() {
   else
     lava_manage tokens list --user admin | sed -n 's/^\* \([a-z0-9]*\) (bisectd-callback)$/\1/p' >"$dir/callback-secret"
   fi
+  # The worker's record: made by the package's first install, missing from a database made again later.
+  listed=$(lava_manage workers list 2>/dev/null)
+  grep -qw "$(hostname)" <<<"$listed" || lava_manage workers add "$(hostname)" >/dev/null || return 1
   listed=$(lava_manage device-types list 2>/dev/null)
   grep -qw qemu <<<"$listed" || lava_manage device-types add qemu || return 1
   mkdir -p /etc/lava-server/dispatcher-config/devices
