@@ -1,12 +1,16 @@
 # A real LAVA server + dispatcher on this host for tests (Debian 12's LAVA 2023.01), started by hand: no systemd,
 # no apache. Sourced by tests/lava/lava-test.sh; usable by hand:
-#   source scripts/lib/packages.sh scripts/lib/lava.sh; lava_install; lava_start DIR; lava_setup DIR
-# lava_start writes DIR/pids (one pid a line, stopped by lava_stop DIR); lava_setup DIR/token (the admin's API
-# token) and DIR/callback-secret (the value LAVA sends with notify callbacks).
+#   source scripts/lib/packages.sh scripts/lib/lava.sh
+#   lava_install; lava_start DIR; lava_setup DIR; lava_start_worker DIR
+# lava_start and lava_start_worker write DIR/pids (one pid a line, stopped by lava_stop DIR); lava_setup DIR/token
+# (the admin's API token), DIR/callback-secret (the value LAVA sends with notify callbacks) and DIR/worker-token.
 # Everything binds 127.0.0.1. Needs root (LAVA's packages, PostgreSQL, the lavaserver user).
 
 LAVA_URL=${LAVA_URL:-http://127.0.0.1:8000}
 LAVA_DEVICES=(qemu01 qemu02)
+# The worker's name is fixed, not the host's name: a LAVA database kept from an earlier machine (a CI cache) has its
+# devices on that machine's worker, and a job for a device whose worker never connects stays Submitted.
+LAVA_WORKER=bisectd-test
 
 # lava_install: installs the LAVA packages when missing (about 5 minutes the first time).
 lava_install() {
@@ -51,7 +55,7 @@ lava_wait_http() {
   return 1
 }
 
-# lava_start DIR: gunicorn, the scheduler and a worker, logs in DIR.
+# lava_start DIR: gunicorn and the scheduler, logs in DIR.
 lava_start() {
   local dir=$1
   mkdir -p "$dir"
@@ -83,9 +87,24 @@ scheduler.PING_TIMEOUT = 60
 scheduler.Command().run_from_argv(["lava-server", "lava-scheduler", "--log-file", sys.argv[1], "--level", "DEBUG"])
 ' "$dir/scheduler.log") >>"$dir/scheduler.out" 2>&1 &
   echo $! >>"$dir/pids"
-  (cd / && exec setsid lava-worker --url "$LAVA_URL/" --name "$(hostname)" --log-file "$dir/worker.log" \
-    --level DEBUG --ping-interval 1 --job-log-interval 1) >>"$dir/worker.out" 2>&1 &
+}
+
+# lava_start_worker DIR: the dispatcher's worker, with the token lava_setup wrote (DIR/worker-token; the package's
+# own token file belongs to the database of the package's first install, and a worker with a stale one is refused).
+lava_start_worker() {
+  local dir=$1
+  (cd / && exec setsid lava-worker --url "$LAVA_URL/" --name "$LAVA_WORKER" --token-file "$dir/worker-token" \
+    --log-file "$dir/worker.log" --level DEBUG --ping-interval 1 --job-log-interval 1) >>"$dir/worker.out" 2>&1 &
   echo $! >>"$dir/pids"
+  # A worker the server refuses leaves every job Submitted: fail here, with its log, rather than at a job's timeout.
+  local i
+  for ((i = 0; i < 60; i++)); do
+    lava_manage workers details "$LAVA_WORKER" 2>/dev/null | grep -q '^state *: *Online' && return 0
+    sleep 1
+  done
+  echo "lava: worker $LAVA_WORKER not online within 60 s" >&2
+  tail -5 "$dir/worker.log" >&2
+  return 1
 }
 
 # lava_stop DIR: stops what lava_start started (each process group by its pid; one already gone is no error, so
@@ -125,9 +144,10 @@ lava_setup() {
   else
     lava_manage tokens list --user admin | sed -n 's/^\* \([a-z0-9]*\) (bisectd-callback)$/\1/p' >"$dir/callback-secret"
   fi
-  # The worker's record: made by the package's first install, missing from a database made again later.
-  listed=$(lava_manage workers list 2>/dev/null)
-  grep -qw "$(hostname)" <<<"$listed" || lava_manage workers add "$(hostname)" >/dev/null || return 1
+  listed=$(lava_manage workers list -a 2>/dev/null)
+  grep -q "^\* $LAVA_WORKER " <<<"$listed" || lava_manage workers add "$LAVA_WORKER" >/dev/null || return 1
+  lava_manage workers details "$LAVA_WORKER" | sed -n 's/^token *: *//p' >"$dir/worker-token"
+  [ -s "$dir/worker-token" ] || { echo "lava: no token for worker $LAVA_WORKER" >&2; return 1; }
   listed=$(lava_manage device-types list 2>/dev/null)
   grep -qw qemu <<<"$listed" || lava_manage device-types add qemu || return 1
   mkdir -p /etc/lava-server/dispatcher-config/devices
@@ -138,10 +158,10 @@ lava_setup() {
 {% set memory = 512 %}
 {% set no_kvm = True %}
 EOF
-    listed=$(lava_manage devices list 2>/dev/null)
-    grep -qw "$device" <<<"$listed" ||
-      lava_manage devices add --device-type qemu --worker "$(hostname)" "$device" || return 1
-    lava_manage devices update --health UNKNOWN "$device" >/dev/null 2>&1 || true
+    listed=$(lava_manage devices list -a 2>/dev/null)
+    grep -q "^\* $device " <<<"$listed" ||
+      lava_manage devices add --device-type qemu --worker "$LAVA_WORKER" "$device" || return 1
+    lava_manage devices update --worker "$LAVA_WORKER" --health UNKNOWN "$device" >/dev/null || return 1
   done
 }
 

@@ -56,6 +56,7 @@ echo "timing: LAVA install $(elapsed "$start")s"
 start=$(now)
 lava_start "$LAVA_DIR" || { tail -20 "$LAVA_DIR"/*.log; exit 1; }
 lava_setup "$LAVA_DIR" >"$tmp/setup.log" 2>&1 || { cat "$tmp/setup.log"; exit 1; }
+lava_start_worker "$LAVA_DIR" || exit 1
 echo "timing: LAVA start + setup $(elapsed "$start")s"
 jobs_on_lava() { lava_api "jobs/?limit=1" | python3 -c 'import json, sys; print(json.load(sys.stdin)["count"])'; }
 job_state() { lava_api "jobs/$1/" | python3 -c 'import json, sys; print(json.load(sys.stdin)["state"])'; }
