@@ -1,6 +1,7 @@
 #include "bisect/classic.hpp"
 
 #include "bisect/bcb_math.hpp"
+#include "bisect/stats.hpp"
 
 #include <algorithm>
 #include <array>
@@ -18,11 +19,6 @@ std::vector<double> values(const std::vector<LogSample>& samples) {
     out.push_back(s.y);
   }
   return out;
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : v[v.size() / 2];
 }
 
 struct Replay {

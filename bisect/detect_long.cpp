@@ -17,8 +17,6 @@ namespace bisectd::bisect::detail {
 
 namespace {
 
-constexpr double k_clip = 3.5;       // points clipped at 3.5 sigma around a running median: outliers do not split
-constexpr std::size_t k_smooth = 3;  // running median of 7 points
 constexpr double k_prior_diffs = 16; // a side's noise is shrunk towards the series' sigma by 16 pseudo-differences
 // Tuned with detect-sim (single_value against drift and ramp false alarms, default seed, confirmed on 4242):
 constexpr double k_penalty_per_log_n = 3.0; // a split's squared z >= 3 log n (BIC-like; 2-3 gave the same F1)
@@ -42,10 +40,9 @@ public:
   Stretches(std::span<const double> y, double sigma)
       : m_sum(y.size() + 1, 0.0), m_diff2(y.size() + 1, 0.0), m_sigma2(sigma * sigma) {
     double prev = 0;
+    const std::vector<double> clipped = clip_to_running_median(y, sigma);
     for (std::size_t t = 0; t < y.size(); ++t) {
-      const std::size_t a = t >= k_smooth ? t - k_smooth : 0, b = std::min(y.size(), t + k_smooth + 1);
-      const double fit = median(y.subspan(a, b - a));
-      const double z = fit + std::clamp(y[t] - fit, -k_clip * sigma, k_clip * sigma);
+      const double z = clipped[t];
       m_sum[t + 1] = m_sum[t] + z;
       m_diff2[t + 1] = m_diff2[t] + (t > 0 ? (z - prev) * (z - prev) : 0.0);
       prev = z;

@@ -13,8 +13,6 @@ namespace bisectd::bisect::detail {
 
 namespace {
 
-constexpr double k_clip = 3.5;          // residuals clipped at 3.5 sigma: outliers do not pick the model
-constexpr std::size_t k_smooth = 3;     // running median of 7 points that the residuals are taken from
 constexpr std::size_t k_step_slack = 5; // positions either side of pos tried for the step
 
 // The window's points (clipped) with prefix sums of z and t*z (t local), so
@@ -22,11 +20,9 @@ constexpr std::size_t k_step_slack = 5; // positions either side of pos tried fo
 class Window {
 public:
   Window(std::span<const double> y, double sigma) : m_sum(y.size() + 1, 0.0), m_tsum(m_sum) {
+    const std::vector<double> clipped = clip_to_running_median(y, sigma);
     for (std::size_t t = 0; t < y.size(); ++t) {
-      // Around a running median, which follows a ramp as well as a step.
-      const std::size_t a = t >= k_smooth ? t - k_smooth : 0, b = std::min(y.size(), t + k_smooth + 1);
-      const double fit = median(y.subspan(a, b - a));
-      const double z = fit + std::clamp(y[t] - fit, -k_clip * sigma, k_clip * sigma);
+      const double z = clipped[t];
       m_sum[t + 1] = m_sum[t] + z;
       m_tsum[t + 1] = m_tsum[t] + static_cast<double>(t) * z;
       m_zz += z * z;

@@ -10,7 +10,6 @@ namespace bisectd::bisect {
 
 namespace {
 
-constexpr double k_nan = std::numeric_limits<double>::quiet_NaN();
 
 std::vector<double> sorted_copy(std::span<const double> values) {
   std::vector<double> out(values.begin(), values.end());
@@ -69,6 +68,18 @@ double variance(std::span<const double> values) {
 double stddev(std::span<const double> values) { return std::sqrt(variance(values)); }
 
 double median(std::span<const double> values) { return quantile(values, 0.5); }
+
+std::vector<double> clip_to_running_median(std::span<const double> y, double sigma) {
+  constexpr double clip = 3.5;
+  constexpr std::size_t half_window = 3;
+  std::vector<double> z(y.size());
+  for (std::size_t t = 0; t < y.size(); ++t) {
+    const std::size_t a = t >= half_window ? t - half_window : 0, b = std::min(y.size(), t + half_window + 1);
+    const double fit = median(y.subspan(a, b - a));
+    z[t] = fit + std::clamp(y[t] - fit, -clip * sigma, clip * sigma);
+  }
+  return z;
+}
 
 double quantile(std::span<const double> values, double q) {
   if (values.empty()) {

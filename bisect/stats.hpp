@@ -3,12 +3,15 @@
 // distribution functions, and two-sample tests (Welch/Student t, Mann-Whitney U). No I/O, no state.
 
 #include <cstddef>
+#include <limits>
 #include <span>
+#include <vector>
 
 namespace bisectd::bisect {
 
 // Scale from the median absolute deviation to the standard deviation of a normal distribution.
 inline constexpr double k_mad_to_sigma = 1.4826;
+inline constexpr double k_nan = std::numeric_limits<double>::quiet_NaN();
 
 // Arithmetic mean; NaN for an empty input.
 double mean(std::span<const double> values);
@@ -20,6 +23,9 @@ double stddev(std::span<const double> values);
 double median(std::span<const double> values);
 // Quantile q in [0,1] with linear interpolation between order statistics (R type 7); NaN for empty input.
 double quantile(std::span<const double> values, double q);
+// y with each point clipped to +-3.5 sigma around the median of the 7 points centred on it: an outlier neither
+// splits a stretch nor picks a model, while the running median follows a step or a ramp.
+std::vector<double> clip_to_running_median(std::span<const double> y, double sigma);
 // Median absolute deviation from the median, unscaled; 0 for an empty input.
 double mad(std::span<const double> values);
 // 1.4826 * MAD: a standard deviation estimate that ignores up to half the values being outliers.

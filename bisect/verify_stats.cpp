@@ -10,7 +10,6 @@ namespace bisectd::bisect {
 
 namespace {
 
-constexpr double k_nan = std::numeric_limits<double>::quiet_NaN();
 
 } // namespace
 

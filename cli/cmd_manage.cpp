@@ -17,7 +17,7 @@ namespace {
 // How often `logs --follow` asks for more while the request is still open.
 constexpr std::chrono::seconds k_follow_pause{1};
 
-struct IdOptions {
+struct ActionOptions {
   std::string id;
   bool purge = false;
   bool json = false;
@@ -35,14 +35,14 @@ Status post_and_say(Context& context, const std::string& path, const nlohmann::j
   return {};
 }
 
-Status bisection_action(Context& context, const IdOptions& options, const std::string& action) {
+Status bisection_action(Context& context, const ActionOptions& options, const std::string& action) {
   BISECTD_TRY_ASSIGN(long long id, parse_id(options.id));
   std::string path = "/api/v1/bisections/" + std::to_string(id) + "/" + action;
   return post_and_say(context, path, nlohmann::json::object(), options.json,
                       (action == "cancel" ? "cancelled bisection " : "retrying bisection ") + std::to_string(id));
 }
 
-Status bisection_remove(Context& context, const IdOptions& options) {
+Status bisection_remove(Context& context, const ActionOptions& options) {
   BISECTD_TRY_ASSIGN(long long id, parse_id(options.id));
   BISECTD_TRY_ASSIGN(HttpClient client, context.writer());
   std::string path = "/api/v1/bisections/" + std::to_string(id) + (options.purge ? "?purge=1" : "");
@@ -62,7 +62,7 @@ Status bisection_remove(Context& context, const IdOptions& options) {
 void add_bisection_commands(CLI::App& app, Context& context, Registry& registry) {
   CLI::App* bisect = app.get_subcommand("bisect");
   for (const char* action : {"cancel", "retry"}) {
-    auto options = std::make_shared<IdOptions>();
+    auto options = std::make_shared<ActionOptions>();
     CLI::App* command = bisect->add_subcommand(
       action, std::string(action) == "cancel"
                 ? "stop a running bisection: its queued work is dropped, its samples stay"
@@ -73,7 +73,7 @@ void add_bisection_commands(CLI::App& app, Context& context, Registry& registry)
       return bisection_action(context, *options, action);
     });
   }
-  auto options = std::make_shared<IdOptions>();
+  auto options = std::make_shared<ActionOptions>();
   CLI::App* rm = app.get_subcommand("bisections")->add_subcommand("rm", "delete a bisection (its samples stay)");
   rm->add_option("ID", options->id, "bisection id")->required();
   rm->add_flag("--purge", options->purge, "delete the samples measured for it too");

@@ -15,7 +15,7 @@ namespace {
 
 constexpr std::size_t k_recent_events = 10;
 
-struct IdOptions {
+struct ShowOptions {
   std::string id;
   bool json = false;
   bool all = false; // report: every significant row of the table
@@ -179,7 +179,7 @@ std::string stddev_text(const nlohmann::json& commit) {
   return buffer;
 }
 
-Status show(Context& context, const IdOptions& options) {
+Status show(Context& context, const ShowOptions& options) {
   BISECTD_TRY_ASSIGN(long long id, parse_id(options.id));
   std::string path = "/api/v1/bisections/" + std::to_string(id);
   BISECTD_TRY_ASSIGN(nlohmann::json reply, context.reader().get_json(path));
@@ -191,7 +191,7 @@ Status show(Context& context, const IdOptions& options) {
   return {};
 }
 
-Status report(Context& context, const IdOptions& options) {
+Status report(Context& context, const ShowOptions& options) {
   BISECTD_TRY_ASSIGN(long long id, parse_id(options.id));
   std::string path = "/api/v1/bisections/" + std::to_string(id) + "/report" + (options.all ? "?all=1" : "");
   BISECTD_TRY_ASSIGN(nlohmann::json reply, context.reader().get_json(path));
@@ -205,7 +205,7 @@ Status report(Context& context, const IdOptions& options) {
   return {};
 }
 
-CLI::App* add_id_command(CLI::App& app, const char* name, const char* help, IdOptions& options) {
+CLI::App* add_id_command(CLI::App& app, const char* name, const char* help, ShowOptions& options) {
   CLI::App* command = app.add_subcommand(name, help);
   command->add_option("ID", options.id, "bisection id")->required();
   command->add_flag("--json", options.json, "print the daemon's JSON reply");
@@ -241,11 +241,11 @@ std::string render_bisection(const nlohmann::json& bisection, std::int64_t now) 
 }
 
 void register_show_commands(CLI::App& app, Context& context, Registry& registry) {
-  auto show_options = std::make_shared<IdOptions>();
+  auto show_options = std::make_shared<ShowOptions>();
   CLI::App* show_command = add_id_command(app, "show", "show a bisection in detail", *show_options);
   registry.add(show_command, [&context, show_options] { return show(context, *show_options); });
 
-  auto report_options = std::make_shared<IdOptions>();
+  auto report_options = std::make_shared<ShowOptions>();
   CLI::App* report_command = add_id_command(app, "report", "print the report mail of a bisection", *report_options);
   report_command->add_flag("--all", report_options->all,
                            "with every significant row of the comparison table (the mail shows at most 30)");

@@ -4,6 +4,7 @@
 #include "base/process.hpp"
 #include "base/strings.hpp"
 #include "kbuild/fingerprint.hpp"
+#include "kbuild/kernel_failure.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -16,7 +17,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr std::size_t k_message_limit = 300;
 constexpr std::streamoff k_tail_bytes = 4096;
 
 Status check_recipe(const Recipe& recipe) {
@@ -46,9 +46,8 @@ std::string last_log_line(const fs::path& log) {
   std::string tail((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   auto lines = base::split_lines(tail);
   for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
-    auto line = base::trim(*it);
-    if (!line.empty()) {
-      return std::string(line.substr(0, k_message_limit));
+    if (!base::trim(*it).empty()) {
+      return failure_message_line(*it);
     }
   }
   return "";

@@ -10,8 +10,6 @@ namespace bisectd::kbuild {
 
 namespace {
 
-constexpr std::size_t k_message_limit = 300;
-
 // Log lines that mean the host failed, not the commit (gcc reports OOM kills as "Killed signal").
 constexpr std::array<std::string_view, 6> k_infra_markers{
   "No space left on device",          "Disk quota exceeded",     "Cannot allocate memory", "virtual memory exhausted",
@@ -20,8 +18,6 @@ constexpr std::array<std::string_view, 6> k_infra_markers{
 // Markers of the first real error line, in the order compilers and make print them.
 constexpr std::array<std::string_view, 5> k_error_markers{": error: ", ": fatal error: ", ": undefined reference to ",
                                                           "*** No rule to make target", "Error: "};
-
-std::string shorten(std::string_view line) { return std::string(base::trim(line).substr(0, k_message_limit)); }
 
 } // namespace
 
@@ -42,16 +38,21 @@ std::string first_error_line(std::string_view log) {
   for (const auto& line : lines) {
     for (auto marker : k_error_markers) {
       if (line.find(marker) != std::string::npos) {
-        return shorten(line);
+        return failure_message_line(line);
       }
     }
   }
   for (auto it = lines.rbegin(); it != lines.rend(); ++it) {
     if (!base::trim(*it).empty()) {
-      return shorten(*it);
+      return failure_message_line(*it);
     }
   }
   return "";
+}
+
+std::string failure_message_line(std::string_view line) {
+  constexpr std::size_t limit = 300;
+  return std::string(base::trim(line).substr(0, limit));
 }
 
 } // namespace bisectd::kbuild

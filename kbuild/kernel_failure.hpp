@@ -17,4 +17,7 @@ BuildOutcome classify_make_failure(const base::ExitStatus& status, std::string_v
 // error: ..."), else the last non-empty line; at most ~300 characters.
 std::string first_error_line(std::string_view log);
 
+// A log line as a failure message: trimmed, at most 300 characters.
+std::string failure_message_line(std::string_view line);
+
 } // namespace bisectd::kbuild

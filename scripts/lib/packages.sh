@@ -8,11 +8,13 @@ KERNEL_PACKAGES=(linux-source-6.1 qemu-system-x86 busybox-static ccache bc flex 
   xz-utils kmod perl dropbear-bin kexec-tools openssh-sftp-server linux-perf)
 # The libFuzzer targets (scripts/fuzz): clang 16 and its libFuzzer runtime. Not Debian 12's default clang 14: its
 # libstdc++ <expected> needs C++20 concepts that clang 14 lacks (std::expected is everywhere here).
-FUZZ_PACKAGES=(clang-16 libclang-rt-16-dev)
+# lld links the instrumented executables in a quarter of GNU ld's time (bisectd: 2.0 s vs 8.9 s).
+FUZZ_PACKAGES=(clang-16 libclang-rt-16-dev lld-16)
 # The build scripts/test and scripts/fuzz share: clang 16, every library instrumented for libFuzzer's coverage with
 # AddressSanitizer and UndefinedBehaviorSanitizer (cmake/ProjSettings.cmake's BISECTD_FUZZ), the fuzz targets linked
 # with libFuzzer.
-FUZZ_BUILD_OPTIONS=(-DBISECTD_FUZZ=ON -DCMAKE_C_COMPILER=clang-16 -DCMAKE_CXX_COMPILER=clang++-16)
+FUZZ_BUILD_OPTIONS=(-DBISECTD_FUZZ=ON -DCMAKE_C_COMPILER=clang-16 -DCMAKE_CXX_COMPILER=clang++-16
+  -DCMAKE_EXE_LINKER_FLAGS=--ld-path=/usr/lib/llvm-16/bin/ld.lld)
 # Installed only by the lava stage (tests/lava): a real LAVA server and dispatcher on this host (about 5 minutes).
 LAVA_PACKAGES=(postgresql lava-server lava-dispatcher)
 

@@ -28,8 +28,8 @@ HUNG = "box-2"
 
 
 def kernel_test_tree():
-    """The kernel tests' tree, worktree and store (tests/kernel/kernel-worktree.sh): {root, worktree, store, base,
-    planted}."""
+    """The kernel tests' tree, worktree, build root and store (tests/kernel/kernel-worktree.sh): {root, tree,
+    worktree, build_root, store, base, planted}."""
     cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     root = os.environ.get("BISECTD_KERNEL_TEST_DIR") or os.path.join(cache, "bisectd", "kernel-test")
     made = subprocess.run([os.path.join(SOURCE, "tests", "kernel", "kernel-worktree.sh"), root], check=True,
@@ -42,10 +42,10 @@ def build_kernel(commit):
     tests' store (kernel.build_boot builds the base, the planted commit and its parent with the same recipe, so this
     is normally a store hit)."""
     tree = kernel_test_tree()
-    git(tree["worktree"], "checkout", "-q", "--detach", commit)
-    out = subprocess.run([os.environ["BISECTD_KERNEL_LAB_TOOL"], "build", "--tree", "demo", "--worktree",
+    git(tree["worktree"], "-c", "advice.detachedHead=false", "checkout", "-q", "-f", "--detach", commit)
+    out = subprocess.run([os.environ["BISECTD_KERNEL_LAB_TOOL"], "build", "--tree", tree["tree"], "--worktree",
                           tree["worktree"], "--commit", commit, "--store", tree["store"],
-                          "--build-root", os.path.join(tree["root"], "kbuild"), "--fragment",
+                          "--build-root", tree["build_root"], "--fragment",
                           os.path.join(SOURCE, "configs", "kconfig", "qemu-x86_64.config")],
                          capture_output=True, text=True, timeout=3600)
     values = dict(line.split(": ", 1) for line in out.stdout.splitlines() if ": " in line)

@@ -65,9 +65,10 @@ note "the kernel (the kernel tests' build, reused)"
 "$src/tests/kernel/kernel-worktree.sh" "$root" >"$tmp/tree" 2>"$tmp/tree.log" || { cat "$tmp/tree.log"; exit 1; }
 worktree=$(value worktree "$tmp/tree")
 base=$(value base "$tmp/tree")
-git -C "$worktree" checkout -q --detach "$base"
-"$kernel_tool" build --tree demo --worktree "$worktree" --commit "$base" --store "$(value store "$tmp/tree")" \
-  --build-root "$root/kbuild" --fragment "$src/configs/kconfig/qemu-x86_64.config" >"$tmp/build" 2>>"$tmp/tool.log"
+git -C "$worktree" -c advice.detachedHead=false checkout -q -f --detach "$base"
+"$kernel_tool" build --tree "$(value tree "$tmp/tree")" --worktree "$worktree" --commit "$base" \
+  --store "$(value store "$tmp/tree")" --build-root "$(value build_root "$tmp/tree")" \
+  --fragment "$src/configs/kconfig/qemu-x86_64.config" >"$tmp/build" 2>>"$tmp/tool.log"
 expect "$tmp/build" outcome ok
 artifacts=$(value artifact_dir "$tmp/build")
 release="6.1.192-g${base:0:12}"

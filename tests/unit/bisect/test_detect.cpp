@@ -9,16 +9,9 @@
 #include <cstdlib>
 
 using namespace bisectd::bisect;
+using testing::near;
 using testing::Kind;
 using testing::make_series;
-
-namespace {
-
-bool near(std::size_t a, std::size_t b, std::size_t margin) {
-  return static_cast<std::size_t>(std::labs(static_cast<long>(a) - static_cast<long>(b))) <= margin;
-}
-
-} // namespace
 
 TEST_CASE("detect: pure noise gives (almost) no change point", "[detect]") {
   // 60 series, 30,000 commits of 2% noise. detect-sim measures ~0.05 false alarms per 1000 commits, so more

@@ -12,6 +12,8 @@
 #include <string>
 
 using namespace bisectd::bisect;
+using testing::without_lab;
+using testing::near;
 using testing::Noise;
 
 namespace {
@@ -44,16 +46,6 @@ std::vector<SeriesPoint> lab_series(std::size_t commits, std::vector<testing::St
     out.push_back(std::move(p));
   }
   return out;
-}
-
-bool near(std::size_t a, std::size_t b, std::size_t margin) {
-  return static_cast<std::size_t>(std::labs(static_cast<long>(a) - static_cast<long>(b))) <= margin;
-}
-
-DetectOptions without_lab() {
-  DetectOptions o;
-  o.lab_model = false;
-  return o;
 }
 
 // box1 measures commits 120-179 and box2 commits 300-339; box0 the rest.

@@ -13,6 +13,7 @@
 #include <vector>
 
 using namespace bisectd::bisect;
+using testing::without_lab;
 using testing::Noise;
 
 namespace {
@@ -48,12 +49,6 @@ std::vector<SeriesPoint> ramp_series(std::size_t commits, double relative, std::
     out.push_back(std::move(p));
   }
   return out;
-}
-
-DetectOptions without_lab() {
-  DetectOptions o;
-  o.lab_model = false;
-  return o;
 }
 
 } // namespace

@@ -62,4 +62,14 @@ inline std::vector<SeriesPoint> make_series(std::size_t commits, std::vector<Ste
   return out;
 }
 
+inline bool near(std::size_t a, std::size_t b, std::size_t margin) {
+  return (a > b ? a - b : b - a) <= margin;
+}
+
+inline DetectOptions without_lab() {
+  DetectOptions o;
+  o.lab_model = false;
+  return o;
+}
+
 } // namespace bisectd::bisect::testing

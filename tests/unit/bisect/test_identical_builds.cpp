@@ -15,7 +15,7 @@ bool same(const IdenticalBuild& a, const IdenticalBuild& b) {
   return a.commit == b.commit && a.previous == b.previous && a.root == b.root;
 }
 
-std::vector<bisect::Candidate> chain_of(std::size_t n) {
+std::vector<bisect::Candidate> candidates_of(std::size_t n) {
   std::vector<bisect::Candidate> chain(n);
   for (std::size_t i = 0; i < n; ++i) {
     chain[i].id = static_cast<char>('0' + i) + std::string(39, 'a');
@@ -39,7 +39,7 @@ TEST_CASE("identical_builds links each fingerprint to the nearest earlier known 
 }
 
 TEST_CASE("link_identical_builds gives the engine zero prior between identical builds", "[bisect]") {
-  auto chain = chain_of(6);
+  auto chain = candidates_of(6);
   auto links = bisect::identical_builds({"A", std::nullopt, std::nullopt, "A", "B", std::nullopt});
   bisect::link_identical_builds(chain, links);
   CHECK_FALSE(chain[0].same_as);

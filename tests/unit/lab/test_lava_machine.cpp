@@ -105,14 +105,14 @@ const std::vector<std::string> k_good_console{"Linux version 6.1.192-gabc (bisec
                                               "BISECTD-RUN-END 1 rc=0 start=2.0 end=3.0",
                                               "BISECTD-DONE"};
 
-struct Fixture {
+struct LavaFixture {
   test::TempDir tmp;
   FakeLavaHttp* http = nullptr;
   std::unique_ptr<lab::LavaMachine> machine;
   std::vector<std::string> saved;
   std::atomic<bool> cancel{false};
 
-  explicit Fixture(std::function<void(lab::LavaSettings&)> adjust = {}) {
+  explicit LavaFixture(std::function<void(lab::LavaSettings&)> adjust = {}) {
     auto bench = tmp.path() / "bench";
     std::filesystem::create_directories(bench);
     for (auto name : {"syscall", "page_fault", "pipe", "mmap"}) {
@@ -171,7 +171,7 @@ struct Fixture {
 } // namespace
 
 TEST_CASE("lab::LavaMachine: one visit is one job, its id stored before waiting", "[lab][lava]") {
-  Fixture fx;
+  LavaFixture fx;
   fx.script_submission();
   fx.http->script("GET jobs/7/", {job("Submitted", "Unknown"), job("Running", "Unknown"), job("Finished", "Complete")});
   fx.http->script("GET jobs/7/logs/", {ok(log_of(k_good_console))});
@@ -195,7 +195,7 @@ TEST_CASE("lab::LavaMachine: one visit is one job, its id stored before waiting"
 }
 
 TEST_CASE("lab::LavaMachine: a resumed visit follows its job and submits nothing", "[lab][lava]") {
-  Fixture fx;
+  LavaFixture fx;
   fx.http->script("GET jobs/9/", {job("Running", "Unknown"), job("Finished", "Complete")});
   fx.http->script("GET jobs/9/logs/", {ok(log_of(k_good_console))});
   auto request = fx.request();
@@ -211,7 +211,7 @@ TEST_CASE("lab::LavaMachine: a resumed visit follows its job and submits nothing
 }
 
 TEST_CASE("lab::LavaMachine: outcomes of finished jobs", "[lab][lava]") {
-  Fixture fx;
+  LavaFixture fx;
   fx.script_submission();
   SECTION("Canceled on LAVA: cancelled (back to the queue)") {
     fx.http->script("GET jobs/7/", {job("Finished", "Canceled")});
@@ -254,7 +254,7 @@ TEST_CASE("lab::LavaMachine: outcomes of finished jobs", "[lab][lava]") {
 }
 
 TEST_CASE("lab::LavaMachine: submission failures", "[lab][lava]") {
-  Fixture fx;
+  LavaFixture fx;
   SECTION("a definition LAVA rejects: an error with the validation message") {
     fx.http->script("POST jobs/", {lab::HttpResponse{400, R"({"message": "job has an invalid schema: extra keys"})"}});
     auto visit = fx.machine->visit(fx.request());
@@ -283,7 +283,7 @@ TEST_CASE("lab::LavaMachine: submission failures", "[lab][lava]") {
 }
 
 TEST_CASE("lab::LavaMachine: following faults", "[lab][lava]") {
-  Fixture fx;
+  LavaFixture fx;
   fx.script_submission();
   fx.http->script("GET jobs/7/cancel/", {ok("{}")});
   SECTION("LAVA down mid-job, back again: the visit keeps following") {
@@ -324,7 +324,7 @@ TEST_CASE("lab::LavaMachine: following faults", "[lab][lava]") {
 }
 
 TEST_CASE("lab::LavaMachine: a notify wakes the follower at once", "[lab][lava]") {
-  Fixture fx;
+  LavaFixture fx;
   // a long backoff: without the notify the visit would take the 10 s poll
   auto fake = std::make_unique<FakeLavaHttp>();
   auto* http = fake.get();
@@ -348,7 +348,7 @@ TEST_CASE("lab::LavaMachine: a notify wakes the follower at once", "[lab][lava]"
 }
 
 TEST_CASE("lab::LavaMachine::slots counts idle devices, cached", "[lab][lava]") {
-  Fixture fx;
+  LavaFixture fx;
   fx.http->script("GET devices/?limit=500&device_type=qemu",
                   {ok(R"({"results": [{"device_type": "qemu", "state": "Idle", "health": "Good"},
                                       {"device_type": "qemu", "state": "Idle", "health": "Unknown"},

@@ -24,12 +24,12 @@ lab::MachineSpec make_spec(std::string name, std::string backend = "local") {
 const std::filesystem::path k_fake_bench = std::filesystem::path(BISECTD_SOURCE_DIR) / "tests/fake-bin/fake-bench";
 
 // An artifact dir holding ./bench (the fake benchmark) and a visit request for it.
-struct Fixture {
+struct LocalFixture {
   test::TempDir tmp;
   std::filesystem::path artifacts = tmp.path() / "artifacts";
   lab::LocalMachine machine{make_spec("local1")};
 
-  Fixture() {
+  LocalFixture() {
     std::filesystem::create_directories(artifacts);
     std::filesystem::copy_file(k_fake_bench, artifacts / "bench");
   }
@@ -51,7 +51,7 @@ struct Fixture {
 } // namespace
 
 TEST_CASE("lab::LocalMachine runs the benchmark n times in the artifact dir", "[lab]") {
-  Fixture fx;
+  LocalFixture fx;
   auto req = fx.request({"--count-file", "runs.txt"});
   req.run.env = {{"FAKE_BENCH_OPS", "777.5"}};
   auto visit = fx.machine.visit(req);
@@ -84,7 +84,7 @@ TEST_CASE("lab::LocalMachine runs the benchmark n times in the artifact dir", "[
 }
 
 TEST_CASE("lab::LocalMachine parses JSON output when asked", "[lab]") {
-  Fixture fx;
+  LocalFixture fx;
   auto req = fx.request({"--json", "--ops", "12"}, 1);
   req.run.format = lab::MetricFormat::json;
   auto visit = fx.machine.visit(req);
@@ -95,7 +95,7 @@ TEST_CASE("lab::LocalMachine parses JSON output when asked", "[lab]") {
 }
 
 TEST_CASE("lab::LocalMachine fails runs without the primary metric or with a bad exit", "[lab]") {
-  Fixture fx;
+  LocalFixture fx;
   SECTION("primary metric missing") {
     auto visit = fx.machine.visit(fx.request({"--no-metric"}, 2));
     REQUIRE(visit);
@@ -131,7 +131,7 @@ TEST_CASE("lab::LocalMachine fails runs without the primary metric or with a bad
 }
 
 TEST_CASE("lab::LocalMachine applies the timeout per run", "[lab]") {
-  Fixture fx;
+  LocalFixture fx;
   SECTION("runs that together exceed the timeout are all fine") {
     auto req = fx.request({"--sleep", "0.55"}, 2);
     req.run.timeout = 1s;
@@ -156,7 +156,7 @@ TEST_CASE("lab::LocalMachine applies the timeout per run", "[lab]") {
 }
 
 TEST_CASE("lab::LocalMachine gives every visit a fresh boot id", "[lab]") {
-  Fixture fx;
+  LocalFixture fx;
   std::set<std::string> ids;
   for (int i = 0; i < 3; ++i) {
     auto visit = fx.machine.visit(fx.request({}, 1));
@@ -168,7 +168,7 @@ TEST_CASE("lab::LocalMachine gives every visit a fresh boot id", "[lab]") {
 }
 
 TEST_CASE("lab::LocalMachine honours cancel as an infra outcome", "[lab]") {
-  Fixture fx;
+  LocalFixture fx;
   std::atomic<bool> cancel{true};
   auto req = fx.request({"--count-file", "runs.txt"});
   req.cancel = &cancel;
@@ -181,7 +181,7 @@ TEST_CASE("lab::LocalMachine honours cancel as an infra outcome", "[lab]") {
 }
 
 TEST_CASE("lab::LocalMachine rejects invalid requests and reports a missing artifact dir", "[lab]") {
-  Fixture fx;
+  LocalFixture fx;
   auto req = fx.request();
   SECTION("no runs") {
     req.runs = 0;
@@ -222,7 +222,7 @@ TEST_CASE("lab::make_machine knows the local backend only by name", "[lab]") {
 }
 
 TEST_CASE("lab::LocalMachine adds the job's monitors to each run's metrics", "[lab]") {
-  Fixture fx;
+  LocalFixture fx;
   auto req = fx.request({"--sleep", "0.2"}, 2);
   req.run.env = {{"FAKE_BENCH_OPS", "555"}};
   req.run.monitors = {"proc-vmstat", "time"};
@@ -247,7 +247,7 @@ TEST_CASE("lab::LocalMachine adds the job's monitors to each run's metrics", "[l
 }
 
 TEST_CASE("lab::LocalMachine without monitors adds no metric", "[lab]") {
-  Fixture fx;
+  LocalFixture fx;
   auto visit = fx.machine.visit(fx.request({}, 1));
   REQUIRE(visit);
   REQUIRE(visit->runs.size() == 1);

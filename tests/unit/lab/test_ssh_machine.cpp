@@ -8,6 +8,7 @@
 #include "lab/ssh_remote.hpp"
 #include "lab/ssh_settings.hpp"
 #include "support/temp_dir.hpp"
+#include "support/text.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -19,9 +20,10 @@ using namespace bisectd;
 using namespace std::chrono_literals;
 namespace fs = std::filesystem;
 
+using bisectd::testing::contains;
+
 namespace {
 
-bool contains(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
 
 // A lab box as seen from the daemon's host.
 class FakeBox final : public lab::HostCommands {
@@ -166,13 +168,13 @@ private:
   std::chrono::steady_clock::time_point m_now{};
 };
 
-struct Fixture {
+struct SshFixture {
   test::TempDir tmp;
   fs::path known_hosts = tmp.path() / "known_hosts";
   fs::path artifacts = tmp.path() / "artifacts";
   std::shared_ptr<FakeBox> box = std::make_shared<FakeBox>();
 
-  Fixture() {
+  SshFixture() {
     REQUIRE(base::write_file_atomic(known_hosts, "[box]:22 ssh-ed25519 AAAA\n"));
     REQUIRE(base::make_dirs(artifacts));
     REQUIRE(base::write_file_atomic(artifacts / "bench", "#!/bin/sh\n"));
@@ -215,7 +217,7 @@ struct Fixture {
 } // namespace
 
 TEST_CASE("ssh: install none copies the artifacts to a per-visit dir and runs there, parsed like local", "[lab][ssh]") {
-  Fixture f;
+  SshFixture f;
   auto m = f.machine("none");
   auto result = m.visit(f.request(false));
   REQUIRE(result.has_value());
@@ -254,7 +256,7 @@ TEST_CASE("ssh: install none copies the artifacts to a per-visit dir and runs th
 }
 
 TEST_CASE("ssh: an unreachable box, a refused host key, failed authentication end the visit infra", "[lab][ssh]") {
-  Fixture f;
+  SshFixture f;
   auto m = f.machine("none");
   f.box->up = false;
   auto down = m.visit(f.request(false));
@@ -280,7 +282,7 @@ TEST_CASE("ssh: an unreachable box, a refused host key, failed authentication en
 }
 
 TEST_CASE("ssh: a copy that fails half-way (disk full) ends infra and cleans up", "[lab][ssh]") {
-  Fixture f;
+  SshFixture f;
   f.box->disk_full = true;
   for (std::string install : {"none", "kexec"}) {
     auto m = f.machine(install);
@@ -295,7 +297,7 @@ TEST_CASE("ssh: a copy that fails half-way (disk full) ends infra and cleans up"
 }
 
 TEST_CASE("ssh: install kexec boots the build's kernel, checks uname -r, runs, returns to the default", "[lab][ssh]") {
-  Fixture f;
+  SshFixture f;
   auto m = f.machine("kexec");
   auto result = m.visit(f.request(true));
   REQUIRE(result.has_value());
@@ -321,7 +323,7 @@ TEST_CASE("ssh: install kexec boots the build's kernel, checks uname -r, runs, r
 }
 
 TEST_CASE("ssh: kexec refused ends infra; the box stays on its kernel", "[lab][ssh]") {
-  Fixture f;
+  SshFixture f;
   f.box->kexec_refused = true;
   auto m = f.machine("kexec");
   auto result = m.visit(f.request(true));
@@ -333,7 +335,7 @@ TEST_CASE("ssh: kexec refused ends infra; the box stays on its kernel", "[lab][s
 }
 
 TEST_CASE("ssh: a kernel that never brings ssh back is power-cycled; no evidence → infra", "[lab][ssh]") {
-  Fixture f;
+  SshFixture f;
   f.box->kexec = FakeBox::Kexec::hangs;
   auto m = f.machine("kexec");
   auto result = m.visit(f.request(true));
@@ -346,7 +348,7 @@ TEST_CASE("ssh: a kernel that never brings ssh back is power-cycled; no evidence
 }
 
 TEST_CASE("ssh: a kernel that panics (seen on the console) ends boot_failed", "[lab][ssh]") {
-  Fixture f;
+  SshFixture f;
   f.box->kexec = FakeBox::Kexec::panics;
   auto m = f.machine("kexec");
   auto result = m.visit(f.request(true));
@@ -359,7 +361,7 @@ TEST_CASE("ssh: a kernel that panics (seen on the console) ends boot_failed", "[
 }
 
 TEST_CASE("ssh: another kernel came up: boot_failed, no sample", "[lab][ssh]") {
-  Fixture f;
+  SshFixture f;
   f.box->kexec = FakeBox::Kexec::boots_other;
   auto m = f.machine("kexec");
   auto result = m.visit(f.request(true));
@@ -371,7 +373,7 @@ TEST_CASE("ssh: another kernel came up: boot_failed, no sample", "[lab][ssh]") {
 }
 
 TEST_CASE("ssh: a box that reboots or drops ssh during a run ends the visit, no sample kept", "[lab][ssh]") {
-  Fixture f;
+  SshFixture f;
   f.box->reboot_during_run = 1;
   auto m = f.machine("kexec");
   auto rebooted = m.visit(f.request(true));
@@ -381,7 +383,7 @@ TEST_CASE("ssh: a box that reboots or drops ssh during a run ends the visit, no 
   CHECK(rebooted->runs.empty());
   CHECK(f.box->release == f.box->default_release);
 
-  Fixture g;
+  SshFixture g;
   g.box->drop_during_run = 0;
   auto n = g.machine("none");
   auto dropped = n.visit(g.request(false));
@@ -392,7 +394,7 @@ TEST_CASE("ssh: a box that reboots or drops ssh during a run ends the visit, no 
 }
 
 TEST_CASE("ssh: a failing benchmark is a failed run, not a failed visit", "[lab][ssh]") {
-  Fixture f;
+  SshFixture f;
   f.box->bench_output = "no metrics here\n";
   auto m = f.machine("none");
   auto result = m.visit(f.request(false));
@@ -414,9 +416,9 @@ TEST_CASE("ssh: with monitors, each run's own ssh command brings the /proc files
                                "BISECTD-PROC after vmstat\npgfault 350\nBISECTD-PROC-END\n"
                                "BISECTD-PROC after stat\ncpu  60 0 20 120 0 0 0 0 0 0\nintr 150\nctxt 170\n"
                                "BISECTD-PROC-END\nBISECTD-PROC after softirqs\nBISECTD-PROC-END\n";
-  Fixture plain;
+  SshFixture plain;
   REQUIRE(plain.machine("none").visit(plain.request(false)).has_value());
-  Fixture f;
+  SshFixture f;
   f.box->run_stdout = recorded;
   auto m = f.machine("none");
   auto request = f.request(false);

@@ -8,6 +8,7 @@
 #include "lab/ssh_monitors.hpp"
 #include "lab/ssh_remote.hpp"
 #include "support/temp_dir.hpp"
+#include "support/text.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -17,11 +18,12 @@
 using namespace bisectd;
 using namespace std::chrono_literals;
 
+using bisectd::testing::contains;
+
 namespace {
 
 const std::set<std::string> all = {"proc-vmstat", "vmstat", "interrupts", "softirqs", "meminfo", "time"};
 
-bool contains(const std::string& text, std::string_view part) { return text.find(part) != std::string::npos; }
 
 // What a box (busybox ash, 2 CPUs) printed for one run of a benchmark that printed two lines, the second without
 // a newline; its kernel has no /proc/softirqs (an empty block). Trimmed to a few lines per file.

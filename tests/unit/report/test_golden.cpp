@@ -52,33 +52,33 @@ void check_golden(const std::string& name, const ReportInput& input, bool privat
 } // namespace
 
 TEST_CASE("report golden: regression", "[report][golden]") {
-  check_golden("regression", testing::regression_input(), false);
+  check_golden("regression", bisectd::report::testing::regression_input(), false);
 }
 
 TEST_CASE("report golden: improvement", "[report][golden]") {
-  check_golden("improvement", testing::improvement_input(), false);
+  check_golden("improvement", bisectd::report::testing::improvement_input(), false);
 }
 
-TEST_CASE("report golden: set answer", "[report][golden]") { check_golden("set-answer", testing::set_input(), false); }
+TEST_CASE("report golden: set answer", "[report][golden]") { check_golden("set-answer", bisectd::report::testing::set_input(), false); }
 
 TEST_CASE("report golden: layout artefact", "[report][golden]") {
-  check_golden("layout-artefact", testing::layout_input(), false);
+  check_golden("layout-artefact", bisectd::report::testing::layout_input(), false);
 }
 
 TEST_CASE("report golden: shared binary (real parent, same binary as, one shift)", "[report][golden]") {
-  check_golden("shared-binary", testing::shared_binary_input(), false);
+  check_golden("shared-binary", bisectd::report::testing::shared_binary_input(), false);
 }
 
 TEST_CASE("report golden: no culprit with high confidence (private)", "[report][golden]") {
-  check_golden("not-confident", testing::not_confident_input(), true);
+  check_golden("not-confident", bisectd::report::testing::not_confident_input(), true);
 }
 
 TEST_CASE("report golden: monitor and perf rows, LKP's order, capped table, unavailable monitor", "[report][golden]") {
-  check_golden("monitors", testing::monitors_input(), false);
+  check_golden("monitors", bisectd::report::testing::monitors_input(), false);
 }
 
 TEST_CASE("report golden: the full table (bisectctl report ID --all)", "[report][golden]") {
-  ReportInput input = testing::monitors_input();
+  ReportInput input = bisectd::report::testing::monitors_input();
   input.row_cap = 0;
   check_golden("monitors-all", input, false);
 }

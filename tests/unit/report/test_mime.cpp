@@ -24,7 +24,7 @@ Mail plain_mail() {
   return mail;
 }
 
-std::set<std::string> header_names(const testing::ParsedMail& parsed) {
+std::set<std::string> header_names(const bisectd::report::testing::ParsedMail& parsed) {
   std::set<std::string> names;
   for (const auto& [name, value] : parsed.headers) {
     names.insert(name);

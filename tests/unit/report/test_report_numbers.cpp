@@ -5,6 +5,7 @@
 #include "fixtures.hpp"
 #include "report/change_table.hpp"
 #include "report/report.hpp"
+#include "support/text.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -12,6 +13,8 @@
 #include <string>
 
 using namespace bisectd::report;
+
+using bisectd::testing::contains;
 
 namespace {
 
@@ -35,12 +38,10 @@ std::string table_row(const std::string& body, const std::string& metric) {
   return "";
 }
 
-bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
 } // namespace
 
 TEST_CASE("report: the comparison names the real parent and the commit whose binary it shares", "[report]") {
-  ReportInput input = testing::shared_binary_input();
+  ReportInput input = bisectd::report::testing::shared_binary_input();
   std::string body = render_report(input, Recipients{}).body;
   CHECK(contains(body, "commit:\n  d0c5000000 (\"docs: note 6\")  (same binary as 1417000000 \"initial benchmark\")\n"
                        "  c0ffee0000 (\"hash: probe linearly\")\n"));
@@ -53,7 +54,7 @@ TEST_CASE("report: the comparison names the real parent and the commit whose bin
 
 TEST_CASE("report: one shift number in the subject, the opening, the table and the confidence block", "[report]") {
   for (const auto& input :
-       {testing::shared_binary_input(), testing::regression_input(), testing::improvement_input()}) {
+       {bisectd::report::testing::shared_binary_input(), bisectd::report::testing::regression_input(), bisectd::report::testing::improvement_input()}) {
     Mail mail = render_report(input, Recipients{});
     ShiftEstimate shift = estimate_shift(input.metrics.front());
     REQUIRE(shift.known);
@@ -92,7 +93,7 @@ TEST_CASE("report::estimate_shift: the table's change with an interval that wide
 }
 
 TEST_CASE("report: Reported-by and Closes only as configured", "[report]") {
-  ReportInput input = testing::regression_input();
+  ReportInput input = bisectd::report::testing::regression_input();
   input.reported_by.clear();
   input.archive_url.clear();
   std::string body = render_report(input, Recipients{}).body;
@@ -109,11 +110,11 @@ TEST_CASE("report: Reported-by and Closes only as configured", "[report]") {
   Mail mail = render_report(input, Recipients{});
   std::string id = mail.message_id.substr(1, mail.message_id.size() - 2);
   CHECK(contains(mail.body, "| Closes: https://lore.kernel.org/perf-robot/" + id + "\n"));
-  CHECK_FALSE(contains(render_report(testing::shared_binary_input(), Recipients{}).body, "Reported-by"));
+  CHECK_FALSE(contains(render_report(bisectd::report::testing::shared_binary_input(), Recipients{}).body, "Reported-by"));
 }
 
 TEST_CASE("report: boots are counted only where the machines boot", "[report]") {
-  ReportInput input = testing::shared_binary_input();
+  ReportInput input = bisectd::report::testing::shared_binary_input();
   CHECK_FALSE(input.boots);
   std::string body = render_report(input, Recipients{}).body;
   CHECK(contains(body, "  spent: 42 runs, 5 builds\n"));
@@ -123,7 +124,7 @@ TEST_CASE("report: boots are counted only where the machines boot", "[report]") 
 }
 
 TEST_CASE("report: the machine time spent is shown when it was counted", "[report]") {
-  ReportInput input = testing::shared_binary_input();
+  ReportInput input = bisectd::report::testing::shared_binary_input();
   input.boots = 12;
   input.machine_seconds = 3 * 3600 + 25 * 60 + 40.4;
   CHECK(contains(render_report(input, Recipients{}).body,
@@ -133,7 +134,7 @@ TEST_CASE("report: the machine time spent is shown when it was counted", "[repor
 }
 
 TEST_CASE("report: test machine, compiler and kconfig as LKP has them", "[report]") {
-  ReportInput input = testing::shared_binary_input();
+  ReportInput input = bisectd::report::testing::shared_binary_input();
   std::string body = render_report(input, Recipients{}).body;
   CHECK(contains(body, "test machine: 8 threads 1 socket AMD EPYC 7282 16-Core Processor with 31G memory\n"));
   CHECK(contains(body, "compiler/testcase:\n  gcc-12/demo-bench\n"));
@@ -143,7 +144,7 @@ TEST_CASE("report: test machine, compiler and kconfig as LKP has them", "[report
 }
 
 TEST_CASE("report: the job's watch metrics follow the primary, shown even within noise", "[report]") {
-  ReportInput input = testing::shared_binary_input();
+  ReportInput input = bisectd::report::testing::shared_binary_input();
   std::string body = render_report(input, Recipients{}).body;
   auto primary = body.find("  bench.ops_per_sec\n");
   auto latency = body.find("  bench.latency_us\n");
@@ -162,7 +163,7 @@ TEST_CASE("report: the job's watch metrics follow the primary, shown even within
 }
 
 TEST_CASE("report: a repeated culprit answers the first mail", "[report]") {
-  ReportInput input = testing::regression_input();
+  ReportInput input = bisectd::report::testing::regression_input();
   Mail first = render_report(input, Recipients{});
   ReportInput again = input;
   again.bisection_id = 99;

@@ -212,12 +212,12 @@ TEST_CASE("metric_label: printable ASCII, bounded length", "[report][significanc
 }
 
 TEST_CASE("the monitors report: hostile names cannot break the mail, rows are within the table", "[report]") {
-  ReportInput input = testing::monitors_input();
+  ReportInput input = bisectd::report::testing::monitors_input();
   for (std::size_t cap : {k_default_row_cap, std::size_t{0}}) {
     input.row_cap = cap;
     Recipients recipients = compute_recipients(input.culprit, {}, {}, {}, false);
     std::string rendered = render_report(input, recipients).render();
-    auto parsed = testing::parse_rendered(rendered);
+    auto parsed = bisectd::report::testing::parse_rendered(rendered);
     REQUIRE(parsed.problem.empty());
     for (const auto& [name, value] : parsed.headers) {
       CHECK(name != "Bcc");
