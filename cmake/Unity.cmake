@@ -6,7 +6,7 @@
 # checkout at another path; these include them relative to the project root (on every target's include path), and
 # ccache's base dir makes the rest of the command line relative.
 # A source that must stay alone (file-scope names clashing with a neighbour's) gets the source property
-# BISECTD_NO_UNITY.
+# BISECTD_NO_UNITY; one with COMPILE_OPTIONS of its own stays alone too (a unit has one command line).
 option(BISECTD_UNITY "compile each target as a few big translation units" OFF)
 set(BISECTD_UNITY_BATCH 8 CACHE STRING "sources per unity translation unit")
 
@@ -22,7 +22,8 @@ function(bisectd_unity_target target)
     cmake_path(ABSOLUTE_PATH source BASE_DIRECTORY ${source_dir} OUTPUT_VARIABLE path)
     cmake_path(IS_PREFIX PROJECT_SOURCE_DIR "${path}" NORMALIZE in_tree)
     get_source_file_property(alone "${path}" TARGET_DIRECTORY ${target} BISECTD_NO_UNITY)
-    if(NOT source MATCHES "\\.cpp$" OR NOT in_tree OR alone)
+    get_source_file_property(options "${path}" TARGET_DIRECTORY ${target} COMPILE_OPTIONS)
+    if(NOT source MATCHES "\\.cpp$" OR NOT in_tree OR alone OR options)
       list(APPEND kept "${source}")
       continue()
     endif()

@@ -97,12 +97,13 @@ lava_start_worker() {
     --log-file "$dir/worker.log" --level DEBUG --ping-interval 1 --job-log-interval 1) >>"$dir/worker.out" 2>&1 &
   echo $! >>"$dir/pids"
   # A worker the server refuses leaves every job Submitted: fail here, with its log, rather than at a job's timeout.
-  local i
-  for ((i = 0; i < 60; i++)); do
-    lava_manage workers details "$LAVA_WORKER" 2>/dev/null | grep -q '^state *: *Online' && return 0
+  local i details
+  for ((i = 0; i < 30; i++)); do # each check starts Django: ~2 s
+    details=$(lava_manage workers details "$LAVA_WORKER" 2>/dev/null) || true
+    grep -q '^state *: *Online' <<<"$details" && return 0 # read whole first: see lava_setup
     sleep 1
   done
-  echo "lava: worker $LAVA_WORKER not online within 60 s" >&2
+  echo "lava: worker $LAVA_WORKER not online within 30 checks" >&2
   tail -5 "$dir/worker.log" >&2
   return 1
 }

@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Slow kernel test (ctest label `kernel`): real builds of the demo kernel tree and QEMU boots.
-#   kernel-test.sh KERNEL_LAB_TOOL BENCH_CORE_DIR
+#   kernel-test.sh KERNEL_LAB_TOOL VISIT_TOOL BENCH_CORE_DIR
 # State kept between runs (so reruns are incremental): ${BISECTD_KERNEL_TEST_DIR:-~/.cache/bisectd/kernel-test}
 #   tree.git; the worktree, build dirs and store are those of the kernel tests' daemon (kernel-worktree.sh).
 # Exit 125 (skip) when a prerequisite is missing. Timings go to stdout as "timing: ..." lines.
 set -euo pipefail
 
 tool=$(realpath "$1")
-export BISECTD_BENCH_CORE_DIR=$(realpath "$2")
+visit_tool=$(realpath "$2")
+export BISECTD_BENCH_CORE_DIR=$(realpath "$3")
 src=$(cd "$(dirname "$0")/../.." && pwd)
 root=${BISECTD_KERNEL_TEST_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/bisectd/kernel-test}
 fragment=$src/configs/kconfig/qemu-x86_64.config
@@ -46,10 +47,10 @@ build() { # build COMMIT OUT [STORE] [extra tool args...]
   "$tool" build --tree "$tree" --worktree "$worktree" --commit "$commit" --store "${3:-$store}" \
     --build-root "$build_root" --fragment "$fragment" "${@:4}" >"$out" 2>>"$tmp/tool.log"
 }
-boot() { # boot COMMIT OUT [tool args...] -- command
+boot() { # boot COMMIT OUT [visit_tool args...] -- command: one visit to a QEMU machine
   local commit=$1 out=$2
-  "$tool" boot --artifacts "$(value artifact_dir "$tmp/build-$commit")" --log-dir "$tmp/boots" \
-    --accel tcg --primary "${PRIMARY:-page_fault.ops_per_sec}" "${@:3}" >"$out" 2>>"$tmp/tool.log"
+  "$visit_tool" --backend qemu --setting accel=tcg --artifacts "$(value artifact_dir "$tmp/build-$commit")" \
+    --log-dir "$tmp/boots" --primary "${PRIMARY:-page_fault.ops_per_sec}" "${@:3}" >"$out" 2>>"$tmp/tool.log"
 }
 
 note "build the base commit (cold: 10-17 min; later runs reuse the store)"
@@ -81,8 +82,8 @@ expect "$tmp/boot-wrong" outcome boot_failed
 expect "$tmp/boot-wrong" runs 0
 
 note "a kernel that panics during boot is a boot failure with its console log kept"
-boot "$base" "$tmp/boot-panic" --release "6.1.192-g${base:0:12}" --append "rdinit=/nonexistent init=/nonexistent" \
-  --boot-timeout 60s -- page_fault --seconds 1
+boot "$base" "$tmp/boot-panic" --release "6.1.192-g${base:0:12}" --setting "append=rdinit=/nonexistent init=/nonexistent" \
+  --setting boot_timeout=60s -- page_fault --seconds 1
 expect "$tmp/boot-panic" outcome boot_failed
 expect "$tmp/boot-panic" runs 0
 grep -q "Kernel panic - not syncing" "$(value console_log "$tmp/boot-panic")" || fail "panic console log not kept"

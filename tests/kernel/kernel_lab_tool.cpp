@@ -1,19 +1,14 @@
-// kernel_lab_tool: drives KernelBuilder and QemuMachine from the command line, for the slow `kernel`
-// tests (tests/kernel/kernel-test.sh) and by hand. Output is `key: value` lines; exit 0 when the call
-// itself worked (whatever the build/boot outcome), 1 on an error, 2 on bad usage.
+// kernel_lab_tool: drives KernelBuilder from the command line, for the slow `kernel` tests
+// (tests/kernel/kernel-test.sh) and by hand; its kernels boot through visit_tool --backend qemu. Output is
+// `key: value` lines; exit 0 when the call itself worked (whatever the build outcome), 1 on an error, 2 on bad usage.
 //
 //   kernel_lab_tool build --tree T --worktree DIR --commit SHA --store DIR --build-root DIR
 //                         [--config tinyconfig|FILE] [--fragment FILE] [--extra CONFIG_X=y]... [--timeout S]
-//   kernel_lab_tool boot --artifacts DIR --log-dir DIR [--release R] [--runs N] [--append TEXT]
-//                        [--boot-timeout S] [--cpus N] [--memory-mb N] [--primary METRIC] [--monitors A,B]
-//                        [--perf stat,profile] -- COMMAND ARGS...
 
 #include "base/strings.hpp"
 #include "kbuild/build_store.hpp"
 #include "kbuild/kernel_builder.hpp"
-#include "lab/machine.hpp"
 
-#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <map>
@@ -97,71 +92,17 @@ int run_build(const Args& args) {
   return 0;
 }
 
-int run_boot(const Args& args) {
-  lab::MachineSpec spec;
-  spec.name = args.get("name", "qemu-test");
-  spec.group = "qemu";
-  spec.backend = "qemu";
-  spec.cpus = std::stoi(args.get("cpus", "1"));
-  spec.memory_mb = std::stoi(args.get("memory-mb", "256"));
-  for (const char* key : {"append", "boot_timeout", "bench_dir", "accel"}) {
-    std::string option = key;
-    std::replace(option.begin(), option.end(), '_', '-');
-    if (auto value = args.get(option); !value.empty()) {
-      spec.settings[key] = lab::scalar_setting(value);
-    }
-  }
-  auto machine = lab::make_machine(spec);
-  if (!machine) {
-    return fail(machine.error());
-  }
-  lab::VisitRequest request;
-  request.artifact_dir = args.get("artifacts");
-  request.kernel_release = args.get("release");
-  request.log_dir = args.get("log-dir");
-  request.runs = std::stoi(args.get("runs", "1"));
-  request.run.command = args.rest;
-  request.run.timeout = std::chrono::seconds(std::stoi(args.get("run-timeout", "60")));
-  request.run.primary = args.get("primary");
-  // --monitors proc-vmstat,vmstat  --perf stat,profile: what the guest collects around each run.
-  for (const auto& name : base::split(args.get("monitors"), ',')) {
-    if (!name.empty()) {
-      request.run.monitors.insert(name);
-    }
-  }
-  auto perf = "," + args.get("perf") + ",";
-  request.run.perf = {.stat = perf.find(",stat,") != std::string::npos,
-                      .profile = perf.find(",profile,") != std::string::npos};
-  auto result = (*machine)->visit(request);
-  if (!result) {
-    return fail(result.error());
-  }
-  std::cout << "outcome: " << lab::to_string(result->outcome) << "\nmessage: " << result->message
-            << "\nboot_id: " << result->boot_id << "\nconsole_log: " << result->console_log.string()
-            << "\nruns: " << result->runs.size() << "\n";
-  for (const auto& run : result->runs) {
-    std::cout << "run" << run.index << ".ok: " << (run.ok ? 1 : 0) << "\n";
-    for (const auto& [name, value] : run.metrics) {
-      std::cout << "run" << run.index << "." << name << ": " << value << "\n";
-    }
-  }
-  return 0;
-}
-
 } // namespace
 
 int main(int argc, char** argv) {
   Args args;
   if (argc < 2 || !parse_args(argc, argv, args)) {
-    std::cerr << "usage: kernel_lab_tool build|boot [--key value]... [-- command...]\n";
+    std::cerr << "usage: kernel_lab_tool build [--key value]...\n";
     return 2;
   }
   std::string command = argv[1];
   if (command == "build") {
     return run_build(args);
-  }
-  if (command == "boot") {
-    return run_boot(args);
   }
   std::cerr << "kernel_lab_tool: unknown command '" << command << "'\n";
   return 2;

@@ -75,7 +75,7 @@ Result<lab::MachineSpec> make_spec(const Args& args) {
     return make_error(ErrorCode::not_found, file + ": no machine '" + args.get("machine") + "'");
   }
   lab::MachineSpec spec;
-  spec.name = args.get("name", "lava-test");
+  spec.name = args.get("name", "visit-tool");
   spec.group = "test";
   spec.backend = args.get("backend", "lava");
   spec.cpus = std::stoi(args.get("cpus", "1"));

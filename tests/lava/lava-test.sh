@@ -88,7 +88,7 @@ note "machine creation: a wrong URL or token is one line, the right ones give sl
 echo "not-a-token" >"$tmp/bad-token"
 "$tool" --check-only --setting url=http://127.0.0.1:9 --setting "token_file=$LAVA_DIR/token" \
   --setting device_type=qemu >"$tmp/bad-url" 2>>"$tmp/tool.log" && fail "a wrong URL was accepted"
-grep -q "^error: unreachable: machine lava-test: LAVA at http://127.0.0.1:9" "$tmp/bad-url" || fail "bad URL: $(cat "$tmp/bad-url")"
+grep -q "^error: unreachable: machine visit-tool: LAVA at http://127.0.0.1:9" "$tmp/bad-url" || fail "bad URL: $(cat "$tmp/bad-url")"
 "$tool" --check-only --setting "url=$LAVA_URL" --setting "token_file=$tmp/bad-token" \
   --setting device_type=qemu >"$tmp/bad-tok" 2>>"$tmp/tool.log" && fail "a wrong token was accepted"
 grep -q "^error: invalid_config: .*token was rejected" "$tmp/bad-tok" || fail "bad token: $(cat "$tmp/bad-tok")"
