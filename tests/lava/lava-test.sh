@@ -76,12 +76,16 @@ release="6.1.192-g${base:0:12}"
 if [[ $parts == *" visits "* ]]; then
 lava_settings=(--setting "url=$LAVA_URL" --setting "token_file=$LAVA_DIR/token" --setting device_type=qemu
   --setting timeouts.queue=300s --setting timeouts.unreachable=60s)
+visit_command() { # visit_command [tool args...]: sets `command` to the argv of one page_fault visit, 2 runs
+  command=("$tool" --artifacts "$artifacts" --log-dir "$tmp/logs" --release "$release" --runs 2
+    --primary page_fault.ops_per_sec --memory-mb 256 --monitors proc-vmstat,vmstat,interrupts,softirqs,meminfo "$@"
+    -- page_fault --seconds 1)
+}
 visit() { # visit OUT [tool args...]: one page_fault visit, 2 runs
   local out=$1
   shift
-  "$tool" --artifacts "$artifacts" --log-dir "$tmp/logs" --release "$release" --runs 2 \
-    --primary page_fault.ops_per_sec --memory-mb 256 --monitors proc-vmstat,vmstat,interrupts,softirqs,meminfo "$@" \
-    -- page_fault --seconds 1 >"$out" 2>>"$tmp/tool.log" || true
+  visit_command "$@"
+  "${command[@]}" >"$out" 2>>"$tmp/tool.log" || true
 }
 
 note "machine creation: a wrong URL or token is one line, the right ones give slots = idle devices"
@@ -129,7 +133,9 @@ grep -q "Incomplete\|infrastructure" "$tmp/bad-url-visit" || fail "bad artifact:
 note "SIGKILL while the job runs, then resume from the stored id: followed to the end, not resubmitted"
 jobs_before=$(jobs_on_lava)
 rm -f "$tmp/handle"
-visit "$tmp/killed" "${lava_settings[@]}" --handle-file "$tmp/handle" &
+# The tool itself in the background (not a function's subshell): $! is then the visitor that SIGKILL must stop.
+visit_command "${lava_settings[@]}" --handle-file "$tmp/handle"
+"${command[@]}" >"$tmp/killed" 2>>"$tmp/tool.log" &
 visitor=$!
 for _ in $(seq 240); do
   [[ -s $tmp/handle ]] && [[ $(job_state "$(cat "$tmp/handle")") == Running ]] && break
@@ -138,6 +144,7 @@ done
 [[ -s $tmp/handle ]] || fail "no handle was stored"
 kill -KILL "$visitor" 2>/dev/null || true
 wait "$visitor" 2>/dev/null || true
+kill -0 "$visitor" 2>/dev/null && fail "the killed visitor still runs"
 id=$(cat "$tmp/handle")
 echo "killed the visit while LAVA job $id was $(job_state "$id")"
 visit "$tmp/resumed" "${lava_settings[@]}" --resume "$id"
