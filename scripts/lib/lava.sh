@@ -152,6 +152,8 @@ lava_setup() {
   listed=$(lava_manage device-types list 2>/dev/null)
   grep -qw qemu <<<"$listed" || lava_manage device-types add qemu || return 1
   mkdir -p /etc/lava-server/dispatcher-config/devices
+  local devices
+  devices=$(lava_manage devices list -a 2>/dev/null)
   for device in "${LAVA_DEVICES[@]}"; do
     cat >"/etc/lava-server/dispatcher-config/devices/$device.jinja2" <<EOF
 {% extends 'qemu.jinja2' %}
@@ -159,8 +161,7 @@ lava_setup() {
 {% set memory = 512 %}
 {% set no_kvm = True %}
 EOF
-    listed=$(lava_manage devices list -a 2>/dev/null)
-    grep -q "^\* $device " <<<"$listed" ||
+    grep -q "^\* $device " <<<"$devices" ||
       lava_manage devices add --device-type qemu --worker "$LAVA_WORKER" "$device" || return 1
     lava_manage devices update --worker "$LAVA_WORKER" --health UNKNOWN "$device" >/dev/null || return 1
   done
