@@ -3,6 +3,7 @@
 #include "base/fd.hpp"
 #include "base/head_tail.hpp"
 #include "base/process_tree.hpp"
+#include "base/sandbox_init.hpp"
 #include "base/strings.hpp"
 #include "base/units.hpp"
 
@@ -65,6 +66,10 @@ struct ChildIo {
   // stdout_limit: the child writes into a pipe, the file gets its head and tail from here.
   Fd out_file;
   std::optional<HeadTail> out_cap;
+  // A sandboxed child: bwrap's --info-fd pipe, which names the process inside its pid namespace, and a pidfd of
+  // that process once the child had to be killed.
+  Fd sandbox_info_read, sandbox_info_write;
+  Fd sandbox_init;
 };
 
 // True when the child has exited (it is not reaped: wait_exit does that).
@@ -102,14 +107,33 @@ Result<ChildIo> prepare_io(const Command& command) {
 }
 
 Result<pid_t> spawn(const Command& command, ChildIo& io, const std::string& tree_mark) {
+  std::vector<std::string> argv = command.argv;
+  if (command.sandbox) {
+    if (auto policy = sandbox_policy(); policy.enabled) {
+      argv = sandbox_argv(policy, *command.sandbox, command.env, command.cwd, argv);
+      BISECTD_TRY_ASSIGN(auto info, make_pipe());
+      io.sandbox_info_read = std::move(info.read);
+      io.sandbox_info_write = std::move(info.write);
+      argv.insert(argv.begin() + 1, {"--info-fd", std::to_string(k_sandbox_info_fd)});
+    }
+  }
+  if (command.idle_priority && find_program("chrt")) {
+    // glibc's posix_spawn accepts only SCHED_OTHER/FIFO/RR, so util-linux's chrt sets SCHED_IDLE and execs.
+    argv.insert(argv.begin(), {"chrt", "--idle", "0"});
+  }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_adddup2(&actions, io.stdin_read.get(), 0);
   posix_spawn_file_actions_adddup2(&actions, io.out_write.get(), 1);
   posix_spawn_file_actions_adddup2(&actions, command.stderr_to_stdout ? io.out_write.get() : io.err_write.get(), 2);
+  int first_closed = 3;
+  if (io.sandbox_info_write.valid()) {
+    posix_spawn_file_actions_adddup2(&actions, io.sandbox_info_write.get(), k_sandbox_info_fd);
+    first_closed = k_sandbox_info_fd + 1;
+  }
   // Nothing else leaks into the child (listening sockets, the database): a killed daemon's children must not
   // keep its port or files open.
-  posix_spawn_file_actions_addclosefrom_np(&actions, 3);
+  posix_spawn_file_actions_addclosefrom_np(&actions, first_closed);
   if (!command.cwd.empty()) {
     posix_spawn_file_actions_addchdir_np(&actions, command.cwd.c_str());
   }
@@ -128,16 +152,6 @@ Result<pid_t> spawn(const Command& command, ChildIo& io, const std::string& tree
   posix_spawnattr_setsigmask(&attr, &no_signals);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
 
-  std::vector<std::string> argv = command.argv;
-  if (command.sandbox) {
-    if (auto policy = sandbox_policy(); policy.enabled) {
-      argv = sandbox_argv(policy, *command.sandbox, command.env, command.cwd, argv);
-    }
-  }
-  if (command.idle_priority && find_program("chrt")) {
-    // glibc's posix_spawn accepts only SCHED_OTHER/FIFO/RR, so util-linux's chrt sets SCHED_IDLE and execs.
-    argv.insert(argv.begin(), {"chrt", "--idle", "0"});
-  }
   auto overrides = command.env;
   overrides[k_process_tree_variable] = command.leave_detached ? "" : tree_mark;
   std::vector<std::string> env = build_environment(overrides);
@@ -155,9 +169,13 @@ Result<pid_t> spawn(const Command& command, ChildIo& io, const std::string& tree
   return pid;
 }
 
-void kill_group(pid_t pid) {
+// Kills the child's process group: SIGTERM, SIGKILL after up to 2 s of grace. A sandboxed child's pid namespace is
+// first pinned (bwrap, still alive, is the proof that the pid it named is that process), so that run() can wait
+// until the namespace is gone.
+void kill_child(pid_t pid, ChildIo& io) {
+  io.sandbox_init = open_sandbox_init(io.sandbox_info_read, pid, std::chrono::milliseconds(0));
   ::kill(-pid, SIGTERM);
-  for (int i = 0; i < 20; ++i) { // up to 2 s of grace before SIGKILL
+  for (int i = 0; i < 20; ++i) {
     if (::waitpid(pid, nullptr, WNOHANG) != 0) {
       ::kill(-pid, SIGKILL);
       return;
@@ -165,6 +183,15 @@ void kill_group(pid_t pid) {
     ::usleep(100'000);
   }
   ::kill(-pid, SIGKILL);
+}
+
+// Waits (at most `bound`) until no process of group `pgid` is left: SIGKILLed members may need a while to die
+// (SCHED_IDLE ones on a loaded host), and a dying compiler can still write its output.
+void wait_group_gone(pid_t pgid, std::chrono::milliseconds bound) {
+  auto deadline = Clock::now() + bound;
+  while (::kill(-pgid, 0) == 0 && Clock::now() < deadline) {
+    ::usleep(5'000);
+  }
 }
 
 // Calls command.progress when another progress_interval has passed since `last`.
@@ -244,7 +271,7 @@ PumpOutcome pump(const Command& command, pid_t pid, ChildIo& io, ExitStatus& sta
     bool over_time = command.timeout.count() > 0 && Clock::now() - start > command.timeout;
     bool cancelled = command.cancel != nullptr && command.cancel->load();
     if (over_time || cancelled) {
-      kill_group(pid);
+      kill_child(pid, io);
       outcome.timed_out = over_time;
       outcome.cancelled = cancelled && !over_time;
       return outcome;
@@ -284,7 +311,7 @@ ChildUsage to_usage(const rusage& ru) {
 }
 
 // Waits for the exit while still honouring the timeout and cancel flag (stdio already closed).
-PumpOutcome wait_exit(const Command& command, pid_t pid, int& wstatus, Clock::time_point start,
+PumpOutcome wait_exit(const Command& command, pid_t pid, ChildIo& io, int& wstatus, Clock::time_point start,
                       std::optional<ChildUsage>& usage) {
   PumpOutcome outcome;
   auto last_progress = start;
@@ -302,7 +329,7 @@ PumpOutcome wait_exit(const Command& command, pid_t pid, int& wstatus, Clock::ti
     bool over_time = command.timeout.count() > 0 && Clock::now() - start > command.timeout;
     bool cancelled = command.cancel != nullptr && command.cancel->load();
     if (over_time || cancelled) {
-      kill_group(pid);
+      kill_child(pid, io);
       ::waitpid(pid, &wstatus, 0);
       outcome.timed_out = over_time;
       outcome.cancelled = cancelled && !over_time;
@@ -336,6 +363,7 @@ Result<ExitStatus> run(const Command& command) {
   io.stdin_read.reset();
   io.out_write.reset();
   io.err_write.reset();
+  io.sandbox_info_write.reset();
 
   ExitStatus status;
   auto outcome = pump(command, pid, io, status, start);
@@ -348,10 +376,13 @@ Result<ExitStatus> run(const Command& command) {
   if (outcome.timed_out || outcome.cancelled) {
     ::waitpid(pid, &wstatus, 0);
   } else {
-    outcome = wait_exit(command, pid, wstatus, start, status.usage);
+    outcome = wait_exit(command, pid, io, wstatus, start, status.usage);
   }
-  // Anything the command left behind goes too: its group, and descendants that left the group (setsid).
+  // Anything the command left behind goes too: its group, and descendants that left the group (setsid). The
+  // next command may reuse the worktree at once: whatever this one started is gone when run() returns.
   ::kill(-pid, SIGKILL);
+  kill_sandbox_init(io.sandbox_init, std::chrono::seconds(10));
+  wait_group_gone(pid, std::chrono::seconds(10));
   if (!command.leave_detached) {
     kill_process_tree(tree_mark);
   }
