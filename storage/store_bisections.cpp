@@ -172,17 +172,23 @@ Result<std::vector<BisectionRow>> Store::bisections(const std::string& tree, std
   return rows;
 }
 
+// Only a running bisection is updated: the driver computes its step from a row read earlier, and an operator may
+// have cancelled it meanwhile (a slow step on a loaded host). Writing the whole row back would make it running
+// again, or mail a cancelled bisection's culprit.
 Status Store::update_bisection(const BisectionRow& b) {
-  BISECTD_TRY(m_connection->run(
+  BISECTD_TRY_ASSIGN(auto changed, m_connection->run(
     "UPDATE bisections SET range_good = ?, range_bad = ?, state = ?, culprit = ?, p_culprit = ?, result = ?, "
     "runs = ?, builds = ?, error = ?, finished_at = ?, merge_sha = ?, verification = ?, boots = ?, runs_reused = ?, "
-    "reused_earlier = ?, machine_seconds = ? WHERE id = ?",
+    "reused_earlier = ?, machine_seconds = ? WHERE id = ? AND state = 'running'",
     {text(b.range_good), text(b.range_bad), name_value(to_string(b.state)),
      b.culprit.empty() ? Value(nullptr) : text(b.culprit), Value(b.p_culprit), text(b.result_json), integer(b.runs),
      integer(b.builds), b.error.empty() ? Value(nullptr) : text(b.error),
      b.finished_at == 0 ? Value(nullptr) : integer(b.finished_at), text(b.merge), text(b.verification_json),
      integer(b.boots), integer(b.runs_reused), integer(b.reused_earlier), Value(b.machine_seconds),
      integer(b.id)}));
+  if (changed == 0) {
+    return make_error(ErrorCode::conflict, "bisection " + std::to_string(b.id) + " is no longer running");
+  }
   return {};
 }
 

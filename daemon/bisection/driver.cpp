@@ -106,6 +106,11 @@ Result<std::int64_t> Driver::start(const BisectionStart& start) {
   return id;
 }
 
+bool Driver::still_running(std::int64_t id) {
+  auto now = m_stores.bisections.bisection(id);
+  return !now || !*now || (*now)->state == BisectionState::running;
+}
+
 void Driver::advance_all() {
   auto running = m_stores.bisections.bisections("", BisectionState::running);
   if (!running) {
@@ -114,6 +119,10 @@ void Driver::advance_all() {
   }
   for (auto& b : *running) {
     auto status = advance(b);
+    if (!status && status.error().code == ErrorCode::conflict && !still_running(b.id)) {
+      spdlog::info("bisection {}: ended while its step was computed (cancelled): the step is dropped", b.id);
+      continue;
+    }
     auto failing = m_failing.find(b.id);
     if (!status && (failing == m_failing.end() || failing->second != status.error().message)) {
       spdlog::error("bisection {}: {} (logged again only when it changes)", b.id, status.error().message);

@@ -61,6 +61,8 @@ public:
   void advance_all();
 
 private:
+  // False once the bisection has ended (an operator's cancel from an API thread while its step was computed).
+  bool still_running(std::int64_t id);
   // What one tick of a bisection works with.
   struct Tick {
     storage::BisectionRow b;

@@ -561,6 +561,9 @@ Status MemoryStore::update_locked(const BisectionRow& bisection) {
   if (b == nullptr) {
     return make_error(ErrorCode::not_found, "bisection not found");
   }
+  if (b->state != storage::BisectionState::running) { // as the real store: an ended bisection is never written over
+    return make_error(ErrorCode::conflict, "bisection " + std::to_string(bisection.id) + " is no longer running");
+  }
   auto marks = std::pair{b->excluded, b->prebuilt}; // kept in their own table by the real store
   *b = bisection;
   b->excluded = marks.first;

@@ -150,6 +150,23 @@ TEST_CASE("storage::Store finishing a bisection queues exactly one mail", "[stor
   CHECK(t.store->bisection(b.id).value()->state == BisectionState::found);
 }
 
+TEST_CASE("storage::Store a bisection cancelled while its step was computed stays cancelled, unmailed", "[storage]") {
+  TempStore t;
+  BisectionRow read_before = add_running_bisection(t); // what the driver read before the operator's cancel
+  REQUIRE(t.store->cancel_bisection(read_before.id));
+  read_before.runs = 7;
+  auto updated = t.store->update_bisection(read_before);
+  REQUIRE_FALSE(updated);
+  CHECK(updated.error().code == ErrorCode::conflict);
+  read_before.state = BisectionState::found;
+  read_before.culprit = "ccc";
+  REQUIRE_FALSE(t.store->finish_bisection(read_before, found_report(read_before, "mail")));
+  auto stored = t.store->bisection(read_before.id).value();
+  CHECK(stored->state == BisectionState::cancelled);
+  CHECK(stored->runs == 0);
+  CHECK(t.store->due_mail(std::numeric_limits<std::int64_t>::max()).value().empty());
+}
+
 TEST_CASE("storage::Store keeps a report's full-table text beside the mailed one", "[storage]") {
   TempStore t;
   BisectionRow b = add_running_bisection(t);
