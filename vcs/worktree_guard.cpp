@@ -151,7 +151,17 @@ Status remove_untracked_links(git_repository* repo, git_index* index, const fs::
     if (ec) {
       break;
     }
-    if (type == fs::file_type::regular || type == fs::file_type::directory) {
+    if (type == fs::file_type::directory) {
+      continue;
+    }
+    if (type == fs::file_type::regular) {
+      // libgit2 rewrites a file in place: through a hard link, into whatever file it shares its inode with.
+      if (it->hard_link_count(ec) > 1 && !ec) {
+        doomed.push_back(at);
+      }
+      if (ec) {
+        break;
+      }
       continue;
     }
     if (type != fs::file_type::symlink || !tracked_link(repo, index, worktree, at)) {

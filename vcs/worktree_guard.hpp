@@ -21,8 +21,8 @@ Status reset_worktree_git_dir(const std::filesystem::path& worktree, const std::
 Result<RepoPtr> open_worktree_repository(const std::filesystem::path& worktree);
 
 // Unlinks every symlink outside .git that `index` does not track as that very symlink (same path, same target),
-// and every FIFO, socket or device, so that the checkout never writes or deletes through a link a build planted.
-// Walks with lstat, never following a link.
+// every file with another hard link, and every FIFO, socket or device, so that the checkout never writes or
+// deletes through a link a build planted. Walks with lstat, never following a link.
 Status remove_untracked_links(git_repository* repo, git_index* index, const std::filesystem::path& worktree);
 
 } // namespace bisectd::vcs::detail

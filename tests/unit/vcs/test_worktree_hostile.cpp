@@ -142,7 +142,8 @@ TEST_CASE("vcs::Repository::checkout never writes or deletes through a link a bu
   HostileVictim victim(s.fixture.dir() / "victim");
   auto planted = GENERATE(as<std::string>{}, "untracked link where a directory comes",
                           "untracked link where a file comes", "untracked link to a directory", "tracked file replaced",
-                          "unchanged file replaced", "tracked directory replaced", "ignored link");
+                          "unchanged file replaced", "tracked directory replaced", "ignored link",
+                          "hard link as a tracked file", "hard link as an unchanged file", "hard link where a file comes");
   INFO("planted: " << planted);
   if (planted == "untracked link where a directory comes") {
     fs::create_directory_symlink(victim.dir, s.wt / "out"); // `second` tracks out/x
@@ -161,6 +162,14 @@ TEST_CASE("vcs::Repository::checkout never writes or deletes through a link a bu
     fs::create_directory_symlink(victim.dir, s.wt / "src");
   } else if (planted == "ignored link") {
     fs::create_symlink(victim.dir / "precious.txt", s.wt / "victim.o");
+  } else if (planted == "hard link as a tracked file") { // unsandboxed; in bwrap the worktree is its own mount
+    fs::remove(s.wt / "change.c");
+    fs::create_hard_link(victim.dir / "precious.txt", s.wt / "change.c");
+  } else if (planted == "hard link as an unchanged file") {
+    fs::remove(s.wt / "keep.c");
+    fs::create_hard_link(victim.dir / "precious.txt", s.wt / "keep.c");
+  } else if (planted == "hard link where a file comes") {
+    fs::create_hard_link(victim.dir / "precious.txt", s.wt / "cfg");
   }
   auto error = hostile_checkout_error(s, s.second);
   INFO(error);
