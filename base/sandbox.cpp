@@ -54,6 +54,9 @@ std::vector<std::string> sandbox_argv(const SandboxPolicy& policy, const Sandbox
   for (const auto& dir : sandbox.writable) {
     bind_existing(out, "--bind", dir);
   }
+  for (const auto& path : sandbox.read_only) {
+    bind_existing(out, "--ro-bind", path);
+  }
   std::map<std::string, std::string> inside;
   for (const auto& name : k_sandbox_environment) {
     if (const char* value = std::getenv(name.c_str()); value != nullptr) {

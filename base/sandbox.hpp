@@ -16,6 +16,9 @@ namespace bisectd::base {
 struct Sandbox {
   std::vector<std::filesystem::path> writable; // bound read-write at the same path (worktree, build dir)
   std::vector<std::filesystem::path> readable; // bound read-only, visible even inside a hidden directory
+  // Bound read-only after the writable binds: parts of a writable directory the step must not change (the
+  // worktree's .git, which the daemon's own unsandboxed checkout reads).
+  std::vector<std::filesystem::path> read_only;
 };
 
 // The deployment's choice, set once at start-up.

@@ -79,7 +79,8 @@ base::Command make_command(const BuildRequest& request, const fs::path& log) {
   cmd.append = true; // after the header line
   cmd.cancel = request.cancel;
   cmd.idle_priority = request.background;
-  cmd.sandbox = base::Sandbox{.writable = {request.worktree}, .readable = {}};
+  // The worktree's git dir stays read-only: the daemon's unsandboxed checkout reads it (vcs/worktree.cpp).
+  cmd.sandbox = base::Sandbox{.writable = {request.worktree}, .readable = {}, .read_only = {request.worktree / ".git"}};
   return cmd;
 }
 

@@ -37,6 +37,9 @@ base::Command make_command(const KernelMake& make, std::vector<std::string> argv
     fs::create_directories(ccache->second, ec);
     cmd.sandbox->writable.emplace_back(ccache->second);
   }
+  // After every writable bind (the job's CCACHE_DIR could name it): the daemon's unsandboxed checkout reads the
+  // worktree's git dir (vcs/worktree.cpp).
+  cmd.sandbox->read_only.push_back(make.worktree / ".git");
   return cmd;
 }
 

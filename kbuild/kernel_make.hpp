@@ -27,7 +27,7 @@ struct KernelMake {
   std::chrono::steady_clock::time_point deadline; // the recipe timeout, for all calls together
   const std::atomic<bool>* cancel = nullptr;
   bool idle_priority = false; // a background build: SCHED_IDLE (base::Command)
-  // make runs sandboxed (base/sandbox.hpp): worktree, objdir and CCACHE_DIR are writable, and these.
+  // make runs sandboxed (base/sandbox.hpp): worktree (but its .git), objdir and CCACHE_DIR are writable, and these.
   std::vector<std::filesystem::path> writable;
 };
 

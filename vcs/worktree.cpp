@@ -4,6 +4,7 @@
 #include "base/fs.hpp"
 #include "vcs/git_handle.hpp"
 #include "vcs/repository.hpp"
+#include "vcs/worktree_guard.hpp"
 
 #include <system_error>
 
@@ -15,45 +16,27 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Makes `worktree`/.git borrow objects from `objects_dir` (rewritten when the mirror moved).
-Status write_alternates(const fs::path& worktree, const fs::path& objects_dir) {
-  fs::path file = worktree / ".git" / "objects" / "info" / "alternates";
-  std::string wanted = objects_dir.string() + "\n";
-  if (auto current = base::read_file(file); current && *current == wanted) {
-    return {};
-  }
-  BISECTD_TRY(base::make_dirs(file.parent_path()));
-  return base::write_file_atomic(file, wanted);
-}
-
-// Opens the worktree repository, creating it on first use. Refuses a non-empty directory that is not one:
-// a forced checkout there would delete someone's files.
+// Opens the worktree repository, creating it on first use, with its git dir reset to what bisectd made
+// (worktree_guard.hpp). Refuses a non-empty directory that is not one: a forced checkout there would delete
+// someone's files.
 Result<RepoPtr> open_worktree(const fs::path& worktree, const fs::path& objects_dir) {
   std::error_code ec;
-  bool is_repo = fs::exists(worktree / ".git", ec);
+  bool is_repo = fs::symlink_status(worktree / ".git", ec).type() != fs::file_type::not_found;
   if (!is_repo && fs::exists(worktree, ec) && !fs::is_empty(worktree, ec)) {
     return make_error(ErrorCode::invalid_input,
                       "worktree " + worktree.string() + ": exists, is not empty and is not a git worktree");
   }
-  if (!is_repo) {
-    BISECTD_TRY(base::make_dirs(worktree));
-    git_repository* created = nullptr;
-    BISECTD_TRY(
-      check(git_repository_init(&created, worktree.c_str(), 0), "worktree " + worktree.string(), ErrorCode::io));
-    git_repository_free(created);
-  }
-  BISECTD_TRY(write_alternates(worktree, objects_dir));
-  git_repository* raw = nullptr;
-  BISECTD_TRY(check(git_repository_open_ext(&raw, worktree.c_str(), GIT_REPOSITORY_OPEN_NO_SEARCH, nullptr),
-                    "worktree " + worktree.string(), ErrorCode::io));
-  return RepoPtr(raw);
+  BISECTD_TRY(base::make_dirs(worktree));
+  BISECTD_TRY(reset_worktree_git_dir(worktree, objects_dir));
+  return open_worktree_repository(worktree);
 }
 
-// True when the worktree's HEAD names a commit its objects still have (or is unborn). It may not: a revert
-// commit made in a mirror that was later re-cloned, or a tree removed and registered again.
+// True when the worktree's HEAD names a commit its objects still have. It may not: a revert commit made in a mirror
+// that was later re-cloned, a tree removed and registered again, or an unborn HEAD (a new worktree, whose index is
+// empty, or one whose HEAD was not a plain sha: worktree_guard.cpp).
 bool head_resolves(git_repository* repo) {
   if (git_repository_head_unborn(repo) == 1) {
-    return true;
+    return false;
   }
   // Looked up step by step: libgit2 1.5 leaks the reference when git_revparse_single("HEAD^{tree}") fails.
   git_reference* head = nullptr;
@@ -88,12 +71,13 @@ Status Repository::checkout(const std::string& sha, const fs::path& worktree) {
   // FORCE: build outputs that modified tracked files never block; REMOVE_UNTRACKED: leftovers of another
   // commit go; ignored files (object files, .config) stay for incremental builds.
   options.checkout_strategy = GIT_CHECKOUT_FORCE | GIT_CHECKOUT_REMOVE_UNTRACKED;
-  IndexPtr baseline;
+  git_index* index = nullptr;
+  BISECTD_TRY(check(git_repository_index(&index, repo->get()), what + ": index", ErrorCode::io));
+  IndexPtr owned_index(index);
+  // Before libgit2 looks: it would write or delete through a link a build planted.
+  BISECTD_TRY(remove_untracked_links(repo->get(), index, worktree));
   if (!head_resolves(repo->get())) {
     // Compare with what the index says is on disk instead: unchanged files still keep their mtimes.
-    git_index* index = nullptr;
-    BISECTD_TRY(check(git_repository_index(&index, repo->get()), what + ": index", ErrorCode::io));
-    baseline.reset(index);
     options.baseline_index = index;
   }
   BISECTD_TRY(

@@ -116,6 +116,11 @@ void GitFixture::commit_merge_many(const std::vector<std::string>& branches, con
   git(args);
 }
 
+void put_file(const std::filesystem::path& path, const std::string& content) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path, std::ios::binary) << content;
+}
+
 std::string slurp(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   std::ostringstream out;

@@ -53,4 +53,7 @@ SharedHistory& shared_history();
 // Reads a whole file ("" when missing).
 std::string slurp(const std::filesystem::path& path);
 
+// Writes `content` to `path`, creating its directories.
+void put_file(const std::filesystem::path& path, const std::string& content);
+
 } // namespace bisectd::test

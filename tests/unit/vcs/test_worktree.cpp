@@ -3,19 +3,14 @@
 
 #include <catch2/catch.hpp>
 
-#include <fstream>
 
 using bisectd::test::GitFixture;
+using bisectd::test::put_file;
 using bisectd::test::slurp;
 using bisectd::vcs::Repository;
 namespace fs = std::filesystem;
 
 namespace {
-
-void write(const fs::path& path, const std::string& content) {
-  fs::create_directories(path.parent_path());
-  std::ofstream(path, std::ios::binary) << content;
-}
 
 const auto k_old_time = fs::file_time_type::clock::now() - std::chrono::hours(24 * 365);
 
@@ -43,10 +38,10 @@ TEST_CASE("vcs::Repository::checkout reuses a worktree incrementally", "[vcs]") 
   fs::last_write_time(wt / "keep.c", k_old_time);
   fs::last_write_time(wt / "src/deep.h", k_old_time);
   auto keep_mtime = fs::last_write_time(wt / "keep.c");
-  write(wt / "keep.o", "object");        // ignored: stays for incremental builds
-  write(wt / "build/out.bin", "binary"); // ignored directory: stays
-  write(wt / "stray.txt", "untracked");  // untracked: removed
-  write(wt / "change.c", "int v = 99; /* edited by the build */\n");
+  put_file(wt / "keep.o", "object");        // ignored: stays for incremental builds
+  put_file(wt / "build/out.bin", "binary"); // ignored directory: stays
+  put_file(wt / "stray.txt", "untracked");  // untracked: removed
+  put_file(wt / "change.c", "int v = 99; /* edited by the build */\n");
 
   REQUIRE(repo->checkout(second, wt).has_value());
   CHECK(fs::last_write_time(wt / "keep.c") == keep_mtime);
@@ -73,8 +68,8 @@ TEST_CASE("vcs::Repository::checkout is not blocked by build outputs in the way"
   REQUIRE(repo.has_value());
   fs::path wt = fixture.dir() / "wt";
   REQUIRE(repo->checkout(first, wt).has_value());
-  write(wt / "gen/table.c", "generated"); // ignored directory where `second` tracks a file
-  write(wt / "out", "untracked file where `second` tracks a directory");
+  put_file(wt / "gen/table.c", "generated"); // ignored directory where `second` tracks a file
+  put_file(wt / "out", "untracked file where `second` tracks a directory");
   auto result = repo->checkout(second, wt);
   INFO((result ? std::string("ok") : result.error().message));
   REQUIRE(result.has_value());
@@ -88,7 +83,7 @@ TEST_CASE("vcs::Repository::checkout refuses a foreign non-empty directory", "[v
   auto repo = Repository::open(fixture.origin());
   REQUIRE(repo.has_value());
   fs::path wt = fixture.dir() / "precious";
-  write(wt / "notes.txt", "mine");
+  put_file(wt / "notes.txt", "mine");
   auto result = repo->checkout(first, wt);
   REQUIRE_FALSE(result.has_value());
   CHECK(result.error().message.find("precious") != std::string::npos);
