@@ -155,4 +155,87 @@ std::string file_name_safe(std::string_view text) {
   return out;
 }
 
+std::size_t utf8_sequence_length(std::string_view text, std::size_t i) {
+  auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+  unsigned char lead = byte(i);
+  std::size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xe ? 3 : (lead >> 3) == 0x1e ? 4 : 0;
+  if (length == 0 || i + length > text.size()) {
+    return 0;
+  }
+  unsigned int code = length == 1 ? lead : length == 2 ? (lead & 0x1fU) : length == 3 ? (lead & 0x0fU) : (lead & 0x07U);
+  for (std::size_t k = 1; k < length; ++k) {
+    if ((byte(i + k) & 0xc0) != 0x80) {
+      return 0;
+    }
+    code = (code << 6) | (byte(i + k) & 0x3fU);
+  }
+  static constexpr unsigned int k_min[] = {0, 0, 0x80, 0x800, 0x10000};
+  bool overlong = code < k_min[length];
+  bool surrogate = code >= 0xd800 && code <= 0xdfff;
+  return (overlong || surrogate || code > 0x10ffff) ? 0 : length;
+}
+
+namespace {
+
+void append_escape(std::string& out, const char* format, unsigned int value) {
+  char buffer[8];
+  std::snprintf(buffer, sizeof buffer, format, value);
+  out += buffer;
+}
+
+} // namespace
+
+std::string escape_control(std::string_view text, LineBreaks line_breaks) {
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    auto c = static_cast<unsigned char>(text[i]);
+    std::size_t length = utf8_sequence_length(text, i);
+    bool crlf = c == '\r' && i + 1 < text.size() && text[i + 1] == '\n'; // a lone CR could overwrite a line
+    bool kept_break = line_breaks == LineBreaks::keep && (c == '\n' || c == '\t' || crlf);
+    if (length == 0 || ((c < 0x20 || c == 0x7f) && !kept_break)) {
+      append_escape(out, "\\x%02x", c); // a control character, or a byte no UTF-8 terminal can show
+      ++i;
+      continue;
+    }
+    auto second = length == 2 ? static_cast<unsigned char>(text[i + 1]) : 0U;
+    if (c == 0xc2 && second < 0xa0) { // U+0080..U+009F: C1 controls (U+009B is CSI on some terminals)
+      append_escape(out, "\\u%04x", second);
+    } else {
+      out.append(text.substr(i, length));
+    }
+    i += length;
+  }
+  return out;
+}
+
+bool is_mail_address(std::string_view address) {
+  if (address.empty() || address.size() > k_max_mail_address || address.find('@') == std::string_view::npos) {
+    return false;
+  }
+  return std::none_of(address.begin(), address.end(),
+                      [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+}
+
+std::string strip_url_userinfo(std::string_view text) {
+  // An authority ends where a path, query or fragment starts, or where the URL ends inside a text: at whitespace,
+  // a quote (a shell-quoted URL in a command) or '>' (a URL in <...>).
+  static constexpr std::string_view k_authority_end = "/?#'\"<> \t\r\n";
+  std::string out;
+  std::size_t start = 0;
+  while (true) {
+    auto scheme_end = text.find("://", start);
+    if (scheme_end == std::string_view::npos) {
+      out.append(text.substr(start));
+      return out;
+    }
+    std::size_t host = scheme_end + 3;
+    std::size_t authority_end = std::min(text.find_first_of(k_authority_end, host), text.size());
+    std::size_t at = text.substr(host, authority_end - host).rfind('@');
+    out.append(text.substr(start, host - start));
+    start = at == std::string_view::npos ? host : host + at + 1; // everything up to the last '@' is userinfo
+  }
+}
+
 } // namespace bisectd::base

@@ -42,4 +42,28 @@ std::string shell_quote(std::string_view arg);
 // Renders an argv for logs: each element shell-quoted when needed.
 std::string describe_argv(const std::vector<std::string>& argv);
 
+// Length of the valid UTF-8 sequence starting at `text[i]` (1 to 4), or 0 when it is invalid there (a stray
+// continuation byte, an overlong form, a surrogate, beyond U+10FFFF, or cut off by the end of `text`).
+std::size_t utf8_sequence_length(std::string_view text, std::size_t i);
+
+// Whether LF, TAB and CR LF stay as they are in escape_control: multi-line text (logs, a report mail) keeps them;
+// one line (a table cell, a subject, an error message) shows them like every other control character.
+enum class LineBreaks { keep, escape };
+
+// `text` safe to print on a terminal, whoever wrote it (a commit, a build log, a daemon's reply): every C0 control
+// character, DEL and every byte that is not valid UTF-8 shown as `\xNN`, every C1 control (U+0080..U+009F) as
+// `\u00NN`; so no escape sequence (ESC, CSI, OSC) reaches the terminal. A backslash stays as it is: the escapes are
+// for the eye, not a reversible encoding. The one such escaper: bisectctl's output goes through it.
+std::string escape_control(std::string_view text, LineBreaks line_breaks);
+
+// True for a notify or Cc entry that can go into a mail header: non-empty, at most 320 bytes, an '@', no control
+// character (CR/LF would start a header of its own). The one check, used by bisectctl and the API alike.
+inline constexpr std::size_t k_max_mail_address = 320;
+bool is_mail_address(std::string_view address);
+
+// `text` with the userinfo ("user:token@") removed from every URL in it ("https://u:p@host/x" ->
+// "https://host/x"), so credentials in a tree URL reach no mail, report, log or API answer. Text without
+// "://" (an scp-like "git@host:path", a path) is returned as it is.
+std::string strip_url_userinfo(std::string_view text);
+
 } // namespace bisectd::base

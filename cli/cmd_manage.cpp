@@ -97,6 +97,7 @@ Result<nlohmann::json> tree_set_body(const TreeSetOptions& options) {
     BISECTD_TRY_ASSIGN(body, job_file_fields(options.job_file));
   }
   if (options.clear_notify || !options.notify.empty()) {
+    BISECTD_TRY(validate_notify(options.notify));
     body["notify"] = options.notify;
   }
   if (options.poll_interval) {

@@ -25,14 +25,7 @@ Status validate_tree_add(const TreeAddOptions& options) {
   for (const auto& branch : options.branches) {
     BISECTD_TRY(validate_rev(branch, "--branch"));
   }
-  for (const auto& address : options.notify) {
-    // No CR/LF or other control characters: addresses end up in mail headers.
-    bool bad = address.empty() || std::any_of(address.begin(), address.end(),
-                                              [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
-    if (bad || address.find('@') == std::string::npos) {
-      return usage_error("--notify '" + address + "': not a mail address");
-    }
-  }
+  BISECTD_TRY(validate_notify(options.notify));
   if (options.poll_interval) {
     BISECTD_TRY(parse_duration_seconds(*options.poll_interval, "--poll-interval"));
   }

@@ -36,7 +36,9 @@ public:
   void update(const std::string& text, bool last = false) {
     auto now = Clock::now();
     if (m_context.err_is_tty()) {
-      m_context.err() << '\r' << text << "\x1b[K" << std::flush;
+      m_context.raw_err() << '\r' << std::flush; // the control bytes are bisectctl's own, the text is not
+      m_context.err() << text << std::flush;
+      m_context.raw_err() << "\x1b[K" << std::flush;
       m_dirty = true;
     } else if (last || !m_printed || now - m_last_print >= k_plain_interval) {
       m_context.err() << text << '\n' << std::flush;

@@ -3,6 +3,7 @@
 #include "base/fs.hpp"
 #include "base/strings.hpp"
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 
@@ -56,9 +57,34 @@ Result<HttpClient> Context::writer(std::chrono::milliseconds timeout) const {
   return HttpClient(server(), std::move(token), HttpOptions{timeout});
 }
 
+namespace {
+
+// nlohmann escapes C0 controls but writes DEL and the C1 controls (U+0080..U+009F; U+009B is CSI to some terminals)
+// as they are: written as \u escapes here, the same JSON value with nothing a terminal acts on. They occur only
+// inside strings (the rest of the JSON is ASCII), and the dump is valid UTF-8, so C1 is always the pair C2 80..9F.
+std::string terminal_safe_json(const std::string& json) {
+  std::string out;
+  out.reserve(json.size());
+  for (std::size_t i = 0; i < json.size(); ++i) {
+    auto c = static_cast<unsigned char>(json[i]);
+    auto next = i + 1 < json.size() ? static_cast<unsigned char>(json[i + 1]) : 0U;
+    if (c == 0x7f || (c == 0xc2 && next >= 0x80 && next < 0xa0)) {
+      char escape[8];
+      std::snprintf(escape, sizeof escape, "\\u%04x", c == 0x7f ? c : next);
+      out += escape;
+      i += c == 0x7f ? 0 : 1;
+      continue;
+    }
+    out += static_cast<char>(c);
+  }
+  return out;
+}
+
+} // namespace
+
 void Context::print_json(const nlohmann::json& value) {
   // `replace`: a commit subject with invalid UTF-8 must not abort the output.
-  m_io.out << value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+  m_io.out << terminal_safe_json(value.dump(2, ' ', false, nlohmann::json::error_handler_t::replace)) << '\n';
 }
 
 } // namespace bisectd::cli

@@ -3,6 +3,7 @@
 
 #include "base/error.hpp"
 #include "cli/http_client.hpp"
+#include "cli/terminal_stream.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -38,10 +39,13 @@ Result<std::string> read_token(const std::string& path);
 
 class Context {
 public:
-  Context(Io io, GlobalOptions& options) : m_io(io), m_options(options) {}
+  Context(Io io, GlobalOptions& options) : m_io(io), m_options(options), m_out(io.out), m_err(io.err) {}
 
-  std::ostream& out() { return m_io.out; }
-  std::ostream& err() { return m_io.err; }
+  // stdout and stderr for everything human-readable: control characters made visible (cli/terminal_stream.hpp).
+  std::ostream& out() { return m_out; }
+  std::ostream& err() { return m_err; }
+  // stderr as it is, for bisectctl's own cursor control (the progress line), never for text from elsewhere.
+  std::ostream& raw_err() { return m_io.err; }
   [[nodiscard]] bool err_is_tty() const { return m_io.err_is_tty; }
 
   // The daemon's URL after applying the precedence rules.
@@ -53,12 +57,14 @@ public:
   // A client for writes, carrying the token when a token file is configured (errors: unreadable file).
   [[nodiscard]] Result<HttpClient> writer(std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
 
-  // Prints `value` as indented JSON and a newline.
+  // Prints `value` as indented JSON and a newline, unescaped: JSON escapes control characters itself.
   void print_json(const nlohmann::json& value);
 
 private:
   Io m_io;
   GlobalOptions& m_options;
+  TerminalStream m_out;
+  TerminalStream m_err;
 };
 
 } // namespace bisectd::cli

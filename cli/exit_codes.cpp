@@ -1,5 +1,7 @@
 #include "cli/exit_codes.hpp"
 
+#include "base/strings.hpp"
+
 namespace bisectd::cli {
 
 ExitCode exit_code_for(const Error& error) {
@@ -14,11 +16,12 @@ std::string error_line(const Error& error) {
   std::string message = error.message;
   // Keep the promise of one line even when a server or file puts newlines into a message.
   for (char& c : message) {
-    if (c == '\n' || c == '\r') {
+    if (c == '\n' || c == '\r' || c == '\t') {
       c = ' ';
     }
   }
-  return "bisectctl: error: " + message;
+  // And of no terminal escapes: a daemon's error can quote a tree's text (a subject, a build's last line).
+  return "bisectctl: error: " + base::escape_control(message, base::LineBreaks::escape);
 }
 
 std::unexpected<Error> usage_error(std::string message) {

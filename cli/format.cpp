@@ -13,8 +13,8 @@ std::string field_text(const nlohmann::json& object, const char* key) {
     return "-";
   }
   const auto& value = object[key];
-  if (value.is_string()) {
-    return value.get<std::string>();
+  if (value.is_string()) { // a table cell or one line: a newline or an escape from a tree shows as `\x..`
+    return base::escape_control(value.get<std::string>(), base::LineBreaks::escape);
   }
   if (value.is_number()) {
     return format_number(value.get<double>());

@@ -10,7 +10,8 @@
 
 namespace bisectd::cli {
 
-// The field as text: strings as-is, numbers via format_number, booleans yes/no, null/missing "-".
+// The field as text: strings with control characters shown (base::escape_control, one line), numbers via
+// format_number, booleans yes/no, null/missing "-".
 std::string field_text(const nlohmann::json& object, const char* key);
 
 // The field as a 10-character sha when it is a 40/64-hex sha, as-is otherwise, "-" when null.

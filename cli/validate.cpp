@@ -26,6 +26,15 @@ Status validate_url(const std::string& url) {
   return {};
 }
 
+Status validate_notify(const std::vector<std::string>& addresses) {
+  for (const auto& address : addresses) {
+    if (!base::is_mail_address(address)) { // the API refuses the same entries: one check for both
+      return usage_error("--notify '" + address + "': not a mail address (one line with an '@')");
+    }
+  }
+  return {};
+}
+
 Status validate_rev(const std::string& rev, const std::string& what) {
   if (rev.empty()) {
     return usage_error(what + ": is empty");

@@ -20,6 +20,9 @@ Status validate_url(const std::string& url);
 // Anything else (HEAD~3, v6.1^{commit}) is revision syntax the daemon resolves.
 Status validate_rev(const std::string& rev, const std::string& what);
 
+// Every --notify entry a mail address that fits in a header (base::is_mail_address: no CR/LF, an '@').
+Status validate_notify(const std::vector<std::string>& addresses);
+
 // A positive number of seconds for --poll-interval, --timeout, --interval.
 Status validate_seconds(double seconds, const std::string& what);
 

@@ -42,21 +42,6 @@ std::string commit_list(const std::vector<Commit>& commits) {
   return out;
 }
 
-// The URL without "user:token@": a tree URL with credentials must not go out by mail.
-std::string public_url(std::string_view url) {
-  std::string text = single_line(url);
-  auto scheme = text.find("://");
-  if (scheme == std::string::npos) {
-    return text;
-  }
-  auto host_end = text.find('/', scheme + 3);
-  auto at = text.rfind('@', host_end == std::string::npos ? std::string::npos : host_end);
-  if (at == std::string::npos || at < scheme) {
-    return text;
-  }
-  return text.substr(0, scheme + 3) + text.substr(at + 1);
-}
-
 std::string layout_warning() {
   return "****************************************************************************\n"
          "WARNING: this is likely a code-layout artefact, not an effect of the code.\n"
@@ -105,7 +90,7 @@ std::string test_block(const ReportInput& input) {
       out += std::string(key) + ": " + single_line(value) + "\n";
     }
   };
-  field("url", public_url(input.url));
+  field("url", base::strip_url_userinfo(input.url));
   field("branch", input.branch);
   field("testcase", input.testcase);
   field("test machine", input.machine_description);
@@ -240,12 +225,12 @@ std::string confidence_block(const ReportInput& input) {
 std::string reproduce_block(const ReportInput& input) {
   std::string out = "To reproduce:\n\n";
   for (const auto& command : input.reproduce) {
-    out += "        " + single_line(command) + "\n";
+    out += "        " + base::strip_url_userinfo(single_line(command)) + "\n"; // `tree add URL` names the tree URL
   }
   if (!input.job_yaml.empty()) {
     std::string name = single_line(input.job_name);
     out += "\nThe job file" + (name.empty() ? std::string() : " (" + name + ")") + ":\n\n";
-    out += indented(input.job_yaml, "        ");
+    out += indented(base::strip_url_userinfo(input.job_yaml), "        "); // a fetch URL in it may carry a token
   }
   return out + "\n";
 }

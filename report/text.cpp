@@ -1,5 +1,7 @@
 #include "report/text.hpp"
 
+#include "base/strings.hpp"
+
 #include <cstdarg>
 #include <cstdio>
 #include <vector>
@@ -25,27 +27,6 @@ std::string strprintf(const char* format, ...) {
 
 namespace {
 
-// Length of the valid UTF-8 sequence starting at `i`, or 0 when it is invalid.
-std::size_t utf8_sequence_length(std::string_view text, std::size_t i) {
-  auto byte = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
-  unsigned char lead = byte(i);
-  std::size_t length = lead < 0x80 ? 1 : (lead >> 5) == 0x6 ? 2 : (lead >> 4) == 0xe ? 3 : (lead >> 3) == 0x1e ? 4 : 0;
-  if (length == 0 || i + length > text.size()) {
-    return 0;
-  }
-  unsigned int code = length == 1 ? lead : length == 2 ? (lead & 0x1fU) : length == 3 ? (lead & 0x0fU) : (lead & 0x07U);
-  for (std::size_t k = 1; k < length; ++k) {
-    if ((byte(i + k) & 0xc0) != 0x80) {
-      return 0;
-    }
-    code = (code << 6) | (byte(i + k) & 0x3fU);
-  }
-  static constexpr unsigned int k_min[] = {0, 0, 0x80, 0x800, 0x10000};
-  bool overlong = code < k_min[length];
-  bool surrogate = code >= 0xd800 && code <= 0xdfff;
-  return (overlong || surrogate || code > 0x10ffff) ? 0 : length;
-}
-
 bool is_control(unsigned char c) { return c < 0x20 || c == 0x7f; }
 
 } // namespace
@@ -55,7 +36,7 @@ std::string valid_utf8(std::string_view text) {
   out.reserve(text.size());
   std::size_t i = 0;
   while (i < text.size()) {
-    std::size_t length = utf8_sequence_length(text, i);
+    std::size_t length = base::utf8_sequence_length(text, i);
     if (length == 0) {
       out += "\xEF\xBF\xBD";
       ++i;

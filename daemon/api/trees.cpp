@@ -43,6 +43,19 @@ Status check_branches(const std::vector<std::string>& branches) {
   return {};
 }
 
+// Notify and Cc entries go into mail headers: each must be one address line (base::is_mail_address, the check
+// bisectctl makes too); the error names the field and shows the entry with its control characters visible.
+Status check_addresses(const std::vector<std::string>& addresses, const char* field) {
+  for (const auto& address : addresses) {
+    if (!base::is_mail_address(address)) {
+      return make_error(ErrorCode::invalid_input, std::string(field) + ": '" +
+                                                    base::escape_control(address, base::LineBreaks::escape) +
+                                                    "' is not a mail address (one line with an '@')");
+    }
+  }
+  return {};
+}
+
 // A job whose machine group has no machine would wait for ever: refused, naming the groups there are.
 Status check_group(const ApiContext& c, const Job& job) {
   if (c.lab.machines_in(job.machine_group) > 0) {
@@ -79,6 +92,8 @@ Result<NewTree> parse_tree(const ApiContext& c, const json& body) {
     return make_error(ErrorCode::invalid_input, "url: " + valid.error().message);
   }
   BISECTD_TRY(check_branches(tree.branches));
+  BISECTD_TRY(check_addresses(tree.notify, "notify"));
+  BISECTD_TRY(check_addresses(tree.mail_cc, "mail_cc"));
   if (tree.poll_interval_s < 0 || tree.poll_interval_s > 7 * 24 * 3600) {
     return make_error(ErrorCode::invalid_input, "poll_interval_s: must be between 0 (the default) and a week");
   }
@@ -115,7 +130,8 @@ Status mirror_tree(ApiContext& c, const storage::TreeRow& tree, bool& fresh_mirr
   auto heads = c.repos.fetch(tree.name);
   for (const auto& b : tree.branches) {
     if (!heads || !heads->contains(b)) {
-      return make_error(ErrorCode::invalid_input, "branch: '" + b + "' not found in " + tree.url);
+      return make_error(ErrorCode::invalid_input,
+                        "branch: '" + b + "' not found in " + base::strip_url_userinfo(tree.url));
     }
   }
   return {};
@@ -158,8 +174,8 @@ HttpResponse post_tree(ApiContext& c, const Call& call) {
     return error_response(added.error());
   }
   const auto& tree = parsed->tree;
-  spdlog::info("tree {} added: {} ({}) job {}{}", tree.name, tree.url, base::join(tree.branches, ","), tree.job,
-               tree.is_private ? "" : ", public");
+  spdlog::info("tree {} added: {} ({}) job {}{}", tree.name, base::strip_url_userinfo(tree.url),
+               base::join(tree.branches, ","), tree.job, tree.is_private ? "" : ", public");
   if (c.wake) {
     c.wake();
   }
@@ -186,9 +202,11 @@ Result<std::pair<storage::TreeRow, std::optional<storage::JobRow>>> changed_tree
   std::optional<storage::JobRow> job;
   if (body.contains("notify")) {
     BISECTD_TRY_ASSIGN(tree.notify, string_list_field(body, "notify"));
+    BISECTD_TRY(check_addresses(tree.notify, "notify"));
   }
   if (body.contains("mail_cc")) {
     BISECTD_TRY_ASSIGN(tree.mail_cc, string_list_field(body, "mail_cc"));
+    BISECTD_TRY(check_addresses(tree.mail_cc, "mail_cc"));
   }
   BISECTD_TRY_ASSIGN(tree.is_private, bool_field(body, "private", tree.is_private));
   BISECTD_TRY_ASSIGN(tree.poll_interval_s, int_field(body, "poll_interval_s", tree.poll_interval_s));

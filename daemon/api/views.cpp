@@ -1,6 +1,7 @@
 #include "daemon/api/views.hpp"
 
 #include "base/clock.hpp"
+#include "base/strings.hpp"
 
 namespace bisectd::daemon::api {
 
@@ -17,7 +18,7 @@ json tree_json(const storage::TreeRow& tree, storage::TreeStore& store) {
     heads[branch] = head && *head ? null_if_empty((*head)->seen) : json(nullptr);
   }
   return json{{"name", tree.name},
-              {"url", tree.url},
+              {"url", base::strip_url_userinfo(tree.url)}, // GET /trees needs no token: no credentials in it
               {"branches", tree.branches},
               {"job", tree.job},
               {"notify", tree.notify},

@@ -17,10 +17,51 @@ YAML::Node YamlReader::load(const std::string& text) {
       m_errors.push_back(m_file.string() + ":1: the file must be a YAML mapping of keys");
       return YAML::Node(YAML::NodeType::Map);
     }
+    std::size_t budget = k_max_nodes;
+    check_duplicate_keys(node, "", 0, budget);
     return node;
   } catch (const YAML::Exception& e) {
     m_errors.push_back(m_file.string() + ":" + std::to_string(e.mark.line + 1) + ": YAML syntax: " + e.msg);
     return YAML::Node(YAML::NodeType::Map);
+  }
+}
+
+// yaml-cpp 0.7 keeps every pair of a mapping, duplicates too, and map[key] answers the first: a second `env:` or
+// `command:` would be read by no one, silently. Every mapping of the file is checked, at any depth.
+void YamlReader::check_duplicate_keys(const YAML::Node& node, const std::string& prefix, int depth,
+                                      std::size_t& budget) {
+  if (budget == 0) {
+    return; // the error is recorded already
+  }
+  std::string where = prefix.empty() ? "file" : prefix;
+  if (depth > k_max_depth || --budget == 0) { // an alias bomb or runaway nesting: no config file looks like it
+    error(node, where,
+          depth > k_max_depth ? "nested more than " + std::to_string(k_max_depth) + " levels"
+                              : "more than " + std::to_string(k_max_nodes) + " values");
+    budget = 0;
+    return;
+  }
+  if (node.IsSequence()) {
+    for (std::size_t i = 0; i < node.size() && budget > 0; ++i) {
+      check_duplicate_keys(node[i], prefix + "[" + std::to_string(i) + "]", depth + 1, budget);
+    }
+    return;
+  }
+  if (!node.IsMap()) {
+    return;
+  }
+  std::map<std::string, int> first_line;
+  for (const auto& entry : node) {
+    if (!entry.first.IsScalar()) {
+      continue; // YamlReader::key refuses such keys where they are read
+    }
+    const std::string& name = entry.first.Scalar();
+    int line = entry.first.Mark().line + 1;
+    if (auto [seen, fresh] = first_line.emplace(name, line); !fresh) {
+      error(entry.first, dotted(prefix, name), "duplicate key (first at line " + std::to_string(seen->second) + ")");
+      continue;
+    }
+    check_duplicate_keys(entry.second, dotted(prefix, name), depth + 1, budget);
   }
 }
 

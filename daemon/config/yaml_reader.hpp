@@ -20,7 +20,8 @@ class YamlReader {
 public:
   explicit YamlReader(std::filesystem::path file) : m_file(std::move(file)) {}
 
-  // Parses `text`; a syntax error is recorded and an empty node returned.
+  // Parses `text`; a syntax error is recorded and an empty node returned. A key given twice in one mapping is an
+  // error at the second one's line.
   YAML::Node load(const std::string& text);
 
   // Records an error for `key` at `node`'s line.
@@ -59,6 +60,12 @@ public:
   [[nodiscard]] const std::filesystem::path& file() const { return m_file; }
 
 private:
+  // Bounds of the walk below (aliases can make a small file a huge tree): far above any real config.
+  static constexpr int k_max_depth = 64;
+  static constexpr std::size_t k_max_nodes = 100'000;
+  // Records "file:line: key: duplicate key (first at line N)" for every repeated key of every mapping under `node`.
+  void check_duplicate_keys(const YAML::Node& node, const std::string& prefix, int depth, std::size_t& budget);
+
   std::filesystem::path m_file;
   std::vector<std::string> m_errors;
 };

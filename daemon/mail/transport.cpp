@@ -158,17 +158,6 @@ std::size_t read_upload(char* buffer, std::size_t size, std::size_t count, void*
   return n;
 }
 
-// The URL without "user:password@", for error messages.
-std::string redacted_url(const std::string& url) {
-  auto scheme = url.find("://");
-  auto at = url.find('@', scheme == std::string::npos ? 0 : scheme + 3);
-  auto slash = url.find('/', scheme == std::string::npos ? 0 : scheme + 3);
-  if (scheme == std::string::npos || at == std::string::npos || (slash != std::string::npos && at > slash)) {
-    return url;
-  }
-  return url.substr(0, scheme + 3) + url.substr(at + 1);
-}
-
 ErrorCode smtp_error_code(CURLcode code, long response) {
   switch (code) {
   case CURLE_LOGIN_DENIED:
@@ -229,7 +218,7 @@ Status deliver_smtp(const Transport& transport, const std::string& from, const s
                     const std::string& message) {
   static std::once_flag k_curl_init;
   std::call_once(k_curl_init, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
-  std::string where = "smtp " + redacted_url(transport.smtp_url) + ": ";
+  std::string where = "smtp " + base::strip_url_userinfo(transport.smtp_url) + ": ";
   if (!transport.smtp_url.starts_with("smtp://") && !transport.smtp_url.starts_with("smtps://")) {
     return make_error(ErrorCode::invalid_config, where + "URL must start with smtp:// or smtps://");
   }
