@@ -68,7 +68,7 @@ private:
   void finish_shutdown();
 
   boost::asio::io_context m_io;
-  boost::asio::thread_pool m_lab_pool; // one thread per machine
+  boost::asio::thread_pool m_lab_pool;   // one thread per machine
   boost::asio::thread_pool m_pool;       // HTTP handlers (`tree add`'s clone too), mail
   boost::asio::thread_pool m_fetch_pool; // the watcher's fetches
   boost::asio::steady_timer m_timer;

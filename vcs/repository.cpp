@@ -167,8 +167,8 @@ Status Repository::fetch(const TransferLimits& limits) {
   options.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_ALL;
   options.callbacks.credentials = agent_credentials;
   options.callbacks.payload = &attempts;
-  BISECTD_TRY(check(git_remote_fetch(remote.get(), nullptr, &options, "bisectd: fetch"), "fetch " + url,
-                    ErrorCode::unreachable));
+  BISECTD_TRY(
+    check(git_remote_fetch(remote.get(), nullptr, &options, "bisectd: fetch"), "fetch " + url, ErrorCode::unreachable));
   follow_remote_head(m_repo.get(), remote.get());
   bool received = git_remote_stats(remote.get())->received_objects > 0;
   std::error_code ec;

@@ -11,10 +11,10 @@ namespace bisectd::vcs {
 
 namespace {
 
-constexpr std::int64_t k_stall_seconds = 60;       // http below k_low_speed bytes/s, or ssh silent, this long
-constexpr std::int64_t k_connect_seconds = 30;     // ssh's TCP connect and handshake
-constexpr std::size_t k_quoted_stderr = 300;       // characters of git's last stderr line in an error
-constexpr std::size_t k_stderr_kept = 64 * 1024;   // what a chatty remote can make us hold
+constexpr std::int64_t k_stall_seconds = 60;     // http under 1 KiB/s, or ssh silent, this long
+constexpr std::int64_t k_connect_seconds = 30;   // ssh's TCP connect and handshake
+constexpr std::size_t k_quoted_stderr = 300;     // characters of git's last stderr line in an error
+constexpr std::size_t k_stderr_kept = 64 * 1024; // what a chatty remote can make us hold
 
 // The last non-empty line of git's stderr (progress lines end in '\r').
 std::string_view last_line(std::string_view text) {
@@ -57,11 +57,12 @@ base::Command transfer_command(const std::vector<std::string>& git_args, const T
   auto connect = std::min(total, k_connect_seconds);
   auto alive = std::max<std::int64_t>(stall / 4, 1);
   base::Command command;
-  command.argv = {"git",
-                  "-c", "gc.auto=0",
-                  "-c", "maintenance.auto=false",
-                  "-c", "http.lowSpeedLimit=1024",
-                  "-c", "http.lowSpeedTime=" + std::to_string(stall)};
+  command.argv = {"git"};
+  for (const std::string& setting :
+       {std::string("gc.auto=0"), std::string("maintenance.auto=false"), std::string("http.lowSpeedLimit=1024"),
+        "http.lowSpeedTime=" + std::to_string(stall)}) {
+    command.argv.insert(command.argv.end(), {"-c", setting});
+  }
   command.argv.insert(command.argv.end(), git_args.begin(), git_args.end());
   // git runs GIT_SSH_COMMAND through a shell: it is made of fixed words and numbers only.
   command.env = {{"GIT_TERMINAL_PROMPT", "0"},

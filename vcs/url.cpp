@@ -71,8 +71,9 @@ Status validate_url(std::string_view url) {
     return reject(url.substr(0, 64), "longer than 4096 characters");
   }
   if (char bad = first_unsafe(url); bad != '\0') {
-    return reject(url, bad == ' ' ? std::string("contains a space")
-                                  : "contains the forbidden character '" + escape_control(std::string_view(&bad, 1)) + "'");
+    return reject(url, bad == ' '
+                         ? std::string("contains a space")
+                         : "contains the forbidden character '" + escape_control(std::string_view(&bad, 1)) + "'");
   }
   if (url.front() == '-') {
     return reject(url, "starts with '-'");

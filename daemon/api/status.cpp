@@ -51,8 +51,7 @@ json watch_errors_json(storage::TreeStore& trees) {
   json out = json::array();
   for (const auto& tree : trees.trees().value_or(std::vector<storage::TreeRow>{})) {
     if (!tree.watch_error.empty()) {
-      out.push_back(
-        {{"tree", tree.name}, {"error", tree.watch_error}, {"since", iso_or_null(tree.watch_error_at)}});
+      out.push_back({{"tree", tree.name}, {"error", tree.watch_error}, {"since", iso_or_null(tree.watch_error_at)}});
     }
   }
   return out;

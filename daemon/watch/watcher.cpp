@@ -85,7 +85,8 @@ void Watcher::record_watch_error(const storage::TreeRow& tree, const std::string
   if (error.empty()) {
     spdlog::info("tree {}: fetched again", tree.name);
   }
-  if (auto stored = m_stores.trees.set_watch_error(tree.name, error); !stored) {
+  auto stored = m_stores.trees.set_watch_error(tree.name, error);
+  if (!stored && stored.error().code != ErrorCode::not_found) { // not_found: removed while it was being fetched
     spdlog::error("tree {}: {}", tree.name, stored.error().message);
   }
 }

@@ -112,7 +112,8 @@ def test(env):
         env.ctl("tree", "add", "demo", url, "--branch", "master", "--job", job)
         check(os.path.isdir(os.path.join(env.data, "mirrors", "demo.git")), "no mirror after tree add over git://")
         wait_for(lambda: env.ctl_json("status")["queue"].get("done", 0) >= 1, 300, "the head was never measured")
-        check(env.ctl_json("tree", "show", "demo")["tree"].get("watch_error") is None, "a watch error with a good remote")
+        check(env.ctl_json("tree", "show", "demo")["tree"].get("watch_error") is None,
+              "a watch error with a good remote")
 
         # bisectctl's own start-up (an ASan build on a loaded machine takes about a second): not the daemon's time
         startup = max(timed_ctl(env, "--version")[0] for _ in range(3))
