@@ -158,6 +158,10 @@ std::string render_status(const nlohmann::json& status) {
              " (bisectctl machine release " + field_text(m, "name") + ")\n";
     }
   }
+  for (const auto& w : status.value("watch_errors", nlohmann::json::array())) {
+    out += "watch failing: tree " + field_text(w, "tree") + ": " + field_text(w, "error") + " (since " +
+           field_text(w, "since") + ")\n";
+  }
   return out;
 }
 

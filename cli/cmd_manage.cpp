@@ -268,10 +268,15 @@ std::string render_tree(const nlohmann::json& tree) {
   std::string poll = tree.contains("poll_interval_s") && tree["poll_interval_s"].is_number()
                        ? format_seconds(tree["poll_interval_s"].get<std::int64_t>())
                        : "-";
+  std::string watch =
+    tree.contains("watch_error") && tree["watch_error"].is_string()
+      ? "failing since " + field_text(tree, "watch_error_since") + ": " + field_text(tree, "watch_error")
+      : "ok";
   return "tree:     " + field_text(tree, "name") + "\n" + "url:      " + field_text(tree, "url") + "\n" +
          "branches: " + list("branches") + "\n" + "heads:    " + (heads.empty() ? "-" : heads) + "\n" +
-         "job:      " + field_text(tree, "job") + "\n" + "poll:     " + poll + "\n" + "notify:   " + list("notify") +
-         "\n" + "mail:     " + (tree.value("private", true) ? "private (notify list only)" : "public") + "\n";
+         "watch:    " + watch + "\n" + "job:      " + field_text(tree, "job") + "\n" + "poll:     " + poll + "\n" +
+         "notify:   " + list("notify") + "\n" +
+         "mail:     " + (tree.value("private", true) ? "private (notify list only)" : "public") + "\n";
 }
 
 void register_manage_commands(CLI::App& app, Context& context, Registry& registry) {

@@ -23,6 +23,8 @@ namespace {
 
 constexpr auto k_tick = std::chrono::milliseconds(500);
 constexpr std::size_t k_lava_lab_threads = 8;
+// Fetches at once: a tree whose remote stalls holds one for up to fetch_timeout; the others go on.
+constexpr std::size_t k_fetch_threads = 2;
 
 // The API's LAVA routes: the notify callback wakes the visit following the job.
 api::LavaHooks lava_hooks(const std::vector<lab::MachineSpec>& machines) {
@@ -34,12 +36,13 @@ api::LavaHooks lava_hooks(const std::vector<lab::MachineSpec>& machines) {
 } // namespace
 
 Daemon::Daemon(std::size_t machines)
-    : m_lab_pool(std::max<std::size_t>(machines, 1)), m_pool(3), m_timer(m_io),
+    : m_lab_pool(std::max<std::size_t>(machines, 1)), m_pool(3), m_fetch_pool(k_fetch_threads), m_timer(m_io),
       m_signals(m_io, SIGINT, SIGTERM, SIGHUP) {}
 
 Daemon::~Daemon() {
   m_lab_pool.join();
   m_pool.join();
+  m_fetch_pool.join();
 }
 
 Result<std::unique_ptr<Daemon>> Daemon::create(config::Config config) {
@@ -182,7 +185,7 @@ Status Daemon::init(config::Config config) {
     spdlog::info("requests interrupted by the last stop: {} queued again, {} failed (interrupted {} times)",
                  interrupted.first, interrupted.second, run::k_max_interrupted_attempts);
   }
-  m_repos = std::make_unique<GitTrees>(m_config.data_dir);
+  m_repos = std::make_unique<GitTrees>(m_config.data_dir, vcs::TransferLimits{m_config.fetch_timeout, &m_stopping});
   m_jobs = std::make_unique<config::StoredJobs>(*m_store, m_config.configs_dir);
   m_build_store = std::make_unique<kbuild::BuildStore>(m_config.data_dir / "builds");
   m_command_builder = std::make_unique<kbuild::CommandBuilder>(*m_build_store);
@@ -280,12 +283,14 @@ void Daemon::poll_trees() {
     if (!m_fetching.insert(tree.name).second) {
       continue;
     }
-    asio::post(m_pool, [this, tree] {
+    asio::post(m_fetch_pool, [this, tree] {
       auto heads = m_repos->fetch(tree.name);
       asio::post(m_io, [this, tree, heads = std::move(heads)] {
         m_fetching.erase(tree.name);
         if (!heads) {
-          spdlog::warn("fetch {}: {}", tree.name, heads.error().message);
+          if (heads.error().code != ErrorCode::cancelled) {
+            m_watcher->on_fetch_failed(tree, heads.error().message);
+          }
           return;
         }
         m_watcher->on_heads(tree, *heads);

@@ -1,7 +1,8 @@
 #pragma once
 // The daemon: wires the rooms together and drives them. One io_context runs a tick every 500 ms (and on wake-ups)
 // whose named steps poll trees, advance the watcher and the bisections, dispatch queued requests to idle
-// machines and deliver mail. Blocking work runs on worker pools (fetch, HTTP handlers, mail) and lab threads
+// machines and deliver mail. Blocking work runs on worker pools (HTTP handlers and mail; the watcher's fetches on a
+// pool of their own, so that remotes that stall up to fetch_timeout never take the API's threads) and lab threads
 // (one per machine), and posts its results back.
 
 #include "base/dir_lock.hpp"
@@ -67,8 +68,9 @@ private:
   void finish_shutdown();
 
   boost::asio::io_context m_io;
-  boost::asio::thread_pool m_lab_pool; // one thread per machine
-  boost::asio::thread_pool m_pool;     // HTTP handlers, fetches, mail
+  boost::asio::thread_pool m_lab_pool;   // one thread per machine
+  boost::asio::thread_pool m_pool;       // HTTP handlers (`tree add`'s clone too), mail
+  boost::asio::thread_pool m_fetch_pool; // the watcher's fetches
   boost::asio::steady_timer m_timer;
   boost::asio::signal_set m_signals;
   config::Config m_config;

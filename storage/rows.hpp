@@ -21,6 +21,9 @@ struct TreeRow {
   bool is_private = true;
   std::int64_t poll_interval_s = 60;
   std::int64_t created_at = 0;
+  // Why the watcher's last fetch failed ("" after a good one) and since when (unix seconds, 0 when fine).
+  std::string watch_error;
+  std::int64_t watch_error_at = 0;
 };
 
 struct JobRow {

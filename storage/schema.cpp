@@ -143,6 +143,11 @@ ALTER TABLE reports ADD COLUMN text_all TEXT NOT NULL DEFAULT '';
   R"sql(
 ALTER TABLE requests ADD COLUMN machine_seconds REAL NOT NULL DEFAULT 0;
 ALTER TABLE bisections ADD COLUMN machine_seconds REAL NOT NULL DEFAULT 0;
+)sql",
+  // 10: the watcher's last fetch error per tree (a remote that times out or refuses), for `tree show` and `status`.
+  R"sql(
+ALTER TABLE trees ADD COLUMN watch_error TEXT NOT NULL DEFAULT '';
+ALTER TABLE trees ADD COLUMN watch_error_at INTEGER NOT NULL DEFAULT 0;
 )sql"};
 
 Result<int> current_version(Connection& connection) {

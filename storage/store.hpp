@@ -41,6 +41,7 @@ public:
   Result<std::optional<JobRow>> job(const std::string& name) override;
   Result<std::vector<JobRow>> jobs() override;
   Result<std::optional<HeadRow>> head(const std::string& tree, const std::string& branch) override;
+  Status set_watch_error(const std::string& name, const std::string& error) override;
   Status set_head_seen(const std::string& tree, const std::string& branch, const std::string& sha) override;
   Status set_head_tested(const std::string& tree, const std::string& branch, const std::string& sha) override;
 

@@ -10,7 +10,7 @@ namespace bisectd::storage {
 namespace {
 
 constexpr std::string_view k_tree_columns =
-  "id, name, url, branches, job, notify, mail_cc, private, poll_interval_s, created_at";
+  "id, name, url, branches, job, notify, mail_cc, private, poll_interval_s, created_at, watch_error, watch_error_at";
 
 TreeRow read_tree(const Statement& s) {
   return TreeRow{s.column_int(0),
@@ -22,7 +22,9 @@ TreeRow read_tree(const Statement& s) {
                  decode_string_list(s.column_text(6)),
                  s.column_int(7) != 0,
                  s.column_int(8),
-                 s.column_int(9)};
+                 s.column_int(9),
+                 s.column_text(10),
+                 s.column_int(11)};
 }
 
 JobRow read_job(const Statement& s) {
@@ -110,6 +112,18 @@ Status Store::update_tree(const TreeRow& tree, const std::optional<JobRow>& job)
     return make_error(ErrorCode::not_found, "tree '" + tree.name + "' not found");
   }
   return txn.commit();
+}
+
+Status Store::set_watch_error(const std::string& name, const std::string& error) {
+  BISECTD_TRY_ASSIGN(int changed,
+                     m_connection->run("UPDATE trees SET watch_error = ?1, watch_error_at = CASE WHEN ?1 = '' THEN 0 "
+                                       "WHEN watch_error_at = 0 THEN ?2 ELSE watch_error_at END "
+                                       "WHERE name = ?3 AND removed = 0",
+                                       {text(error), integer(base::unix_now()), text(name)}));
+  if (changed == 0) {
+    return make_error(ErrorCode::not_found, "tree '" + name + "' not found");
+  }
+  return {};
 }
 
 Status Store::put_job(const JobRow& job) {

@@ -22,6 +22,9 @@ public:
   // Replaces a tree's settings (notify, mail_cc, private, poll interval, job name) and, when given, stores its job
   // in the same transaction. Error: not_found.
   virtual Status update_tree(const TreeRow& tree, const std::optional<JobRow>& job) = 0;
+  // Records why the tree's last fetch failed, keeping the time of the first failure in a row; "" clears it.
+  // Error: not_found.
+  virtual Status set_watch_error(const std::string& name, const std::string& error) = 0;
   virtual Status put_job(const JobRow& job) = 0;
   virtual Result<std::optional<JobRow>> job(const std::string& name) = 0;
   virtual Result<std::vector<JobRow>> jobs() = 0;

@@ -3,6 +3,7 @@
 
 #include "vcs/commit_graph.hpp"
 #include "vcs/git_handle.hpp"
+#include "vcs/transfer.hpp"
 
 #include <system_error>
 
@@ -74,6 +75,28 @@ Result<RepoPtr> reopen_mirror(const std::string& url, const std::filesystem::pat
   return repo;
 }
 
+// A fresh bare mirror of a network remote by `git clone --mirror` (bounded: vcs/transfer.hpp).
+Status clone_network_mirror(const std::string& url, const std::filesystem::path& git_dir,
+                            const TransferLimits& limits) {
+  return run_transfer({"clone", "--mirror", "--", url, git_dir.string()}, limits, "clone " + url);
+}
+
+// Every ref's name and target: tells whether a fetch by a git child changed anything.
+Result<std::string> refs_snapshot(git_repository* repo) {
+  git_reference_iterator* raw = nullptr;
+  BISECTD_TRY(check(git_reference_iterator_new(&raw, repo), "list refs"));
+  RefIteratorPtr iterator(raw);
+  std::string snapshot;
+  git_reference* ref = nullptr;
+  while (git_reference_next(&ref, iterator.get()) == 0) {
+    ReferencePtr owned(ref);
+    snapshot += git_reference_name(ref);
+    const git_oid* target = git_reference_target(ref);
+    snapshot += target != nullptr ? " " + to_hex(*target) + "\n" : "\n";
+  }
+  return snapshot;
+}
+
 } // namespace
 
 void Repository::Free::operator()(git_repository* repo) const noexcept { git_repository_free(repo); }
@@ -93,42 +116,79 @@ Result<Repository> Repository::open(const std::filesystem::path& git_dir) {
   return Repository(raw);
 }
 
-Result<Repository> Repository::mirror(const std::string& url, const std::filesystem::path& git_dir) {
+Result<Repository> Repository::mirror(const std::string& url, const std::filesystem::path& git_dir,
+                                      const TransferLimits& limits) {
   BISECTD_TRY(validate_url(url));
   ensure_libgit2();
   std::error_code ec;
   bool existed = std::filesystem::exists(git_dir, ec) && !std::filesystem::is_empty(git_dir, ec);
+  auto forget = [&](const Error& error) {
+    if (!existed) {
+      std::filesystem::remove_all(git_dir, ec);
+    }
+    return std::unexpected(error.context("mirror " + url + " into " + git_dir.string()));
+  };
+  if (!existed && is_network_url(url)) { // cloned by git: nothing more to fetch
+    if (auto cloned = clone_network_mirror(url, git_dir, limits); !cloned) {
+      return forget(cloned.error());
+    }
+    auto repo = open(git_dir);
+    if (!repo) {
+      return forget(repo.error());
+    }
+    if (auto graph = repo->write_commit_graph(); !graph) {
+      return forget(graph.error());
+    }
+    return repo;
+  }
   auto repo = existed ? reopen_mirror(url, git_dir) : clone_bare_mirror(url, git_dir);
   if (!repo) {
     return std::unexpected(repo.error().context("mirror " + url));
   }
   Repository result(repo->release());
-  if (auto fetched = result.fetch(); !fetched) {
-    if (!existed) {
-      result.m_repo.reset();
-      std::filesystem::remove_all(git_dir, ec);
-    }
-    return std::unexpected(fetched.error().context("mirror " + url + " into " + git_dir.string()));
+  if (auto fetched = result.fetch(limits); !fetched) {
+    result.m_repo.reset();
+    return forget(fetched.error());
   }
   return result;
 }
 
-Status Repository::fetch() {
+Status Repository::fetch(const TransferLimits& limits) {
   git_remote* raw = nullptr;
   BISECTD_TRY(check(git_remote_lookup(&raw, m_repo.get(), "origin"), "fetch: remote origin"));
   RemotePtr remote(raw);
+  std::string url = git_remote_url(remote.get());
+  if (is_network_url(url)) {
+    return fetch_with_git(url, limits);
+  }
   int attempts = 0;
   git_fetch_options options = GIT_FETCH_OPTIONS_INIT;
   options.prune = GIT_FETCH_PRUNE;
   options.download_tags = GIT_REMOTE_DOWNLOAD_TAGS_ALL;
   options.callbacks.credentials = agent_credentials;
   options.callbacks.payload = &attempts;
-  BISECTD_TRY(check(git_remote_fetch(remote.get(), nullptr, &options, "bisectd: fetch"),
-                    std::string("fetch ") + git_remote_url(remote.get()), ErrorCode::unreachable));
+  BISECTD_TRY(
+    check(git_remote_fetch(remote.get(), nullptr, &options, "bisectd: fetch"), "fetch " + url, ErrorCode::unreachable));
   follow_remote_head(m_repo.get(), remote.get());
+  bool received = git_remote_stats(remote.get())->received_objects > 0;
   std::error_code ec;
-  bool has_graph = std::filesystem::exists(git_dir() / "objects" / "info" / "commit-graph", ec);
-  if (git_remote_stats(remote.get())->received_objects > 0 || !has_graph) {
+  if (received || !std::filesystem::exists(git_dir() / "objects" / "info" / "commit-graph", ec)) {
+    BISECTD_TRY(write_commit_graph());
+  }
+  return {};
+}
+
+// A network origin: `git fetch` in a child under `limits`, then this handle is reopened so that it sees the packs
+// and refs git wrote. (origin's HEAD is followed at clone time only: nothing here reads a mirror's HEAD.)
+Status Repository::fetch_with_git(const std::string& url, const TransferLimits& limits) {
+  auto dir = git_dir();
+  BISECTD_TRY_ASSIGN(auto before, refs_snapshot(m_repo.get()));
+  BISECTD_TRY(run_transfer({"--git-dir=" + dir.string(), "fetch", "--prune", "origin"}, limits, "fetch " + url));
+  BISECTD_TRY_ASSIGN(auto reopened, open(dir));
+  *this = std::move(reopened);
+  BISECTD_TRY_ASSIGN(auto after, refs_snapshot(m_repo.get()));
+  std::error_code ec;
+  if (after != before || !std::filesystem::exists(dir / "objects" / "info" / "commit-graph", ec)) {
     BISECTD_TRY(write_commit_graph());
   }
   return {};

@@ -6,6 +6,8 @@
 #include "base/error.hpp"
 #include "vcs/repo.hpp"
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -31,6 +33,20 @@ struct CommitNode {
 // the error (ErrorCode::invalid_input) names the URL.
 Status validate_url(std::string_view url);
 
+// True for URLs that reach another host (http(s)://, ssh://, git://, scp-like host:path); false for a local path
+// and file://. Network remotes are cloned and fetched by a `git` child under TransferLimits; local ones by libgit2
+// (a local clone hard-links the object files).
+bool is_network_url(std::string_view url);
+
+// Bounds on one clone or fetch of a network remote. libgit2 1.5 has no timeout on its sockets (a server that
+// accepts and never answers blocks it for ever), so these remotes are fetched by a `git` child that is killed with
+// its process group after `timeout`; an http(s) transfer below 1 KiB/s and a silent ssh server are given up on
+// sooner (after a minute, or `timeout` when shorter).
+struct TransferLimits {
+  std::chrono::seconds timeout{600};
+  const std::atomic<bool>* cancel = nullptr; // raised: the child is killed (ErrorCode::cancelled)
+};
+
 class Repository final : public Repo {
 public:
   Repository(Repository&&) noexcept;
@@ -44,11 +60,15 @@ public:
 
   // Bare mirror of `url` in `git_dir` (like `git clone --mirror`): created and fetched when absent,
   // opened and fetched (origin's URL updated to `url`) when it exists. `url` must pass validate_url.
-  static Result<Repository> mirror(const std::string& url, const std::filesystem::path& git_dir);
+  // A network remote that does not finish within `limits` fails with ErrorCode::timeout naming the URL and the
+  // timeout; a mirror being created is removed again.
+  static Result<Repository> mirror(const std::string& url, const std::filesystem::path& git_dir,
+                                   const TransferLimits& limits = {});
 
   // Updates every ref from origin (+refs/*:refs/*), pruning refs that origin no longer has; then refreshes
-  // the commit-graph when new objects arrived (or there is none).
-  Status fetch();
+  // the commit-graph when refs changed (or there is none). Bounded by `limits` for a network origin; git
+  // updates the refs atomically, so other Repository objects on the same mirror may read meanwhile.
+  Status fetch(const TransferLimits& limits = {});
 
   // Rewrites objects/info/commit-graph for all refs. range() then walks history from that one file instead
   // of reading every commit object (git uses the same file). Error: io when it cannot be written.
@@ -109,6 +129,7 @@ public:
 
 private:
   explicit Repository(git_repository* repo);
+  Status fetch_with_git(const std::string& url, const TransferLimits& limits);
 
   struct Free {
     void operator()(git_repository* repo) const noexcept;

@@ -1,34 +1,19 @@
-// validate_url: a tree URL is handed to libgit2 (and for ssh to an ssh client), never to a shell, but it is
-// also shown in reports and logs; we accept only the plain forms git documents and reject anything that
-// looks like an injection attempt (option-like, remote-helper syntax, shell metacharacters).
+// validate_url: a tree URL is handed to libgit2 or, for a network remote, to a `git` child as one argv element (and for
+// ssh to an ssh client), never to a shell, but it is also shown in reports and logs; we accept only the plain forms git
+// documents and reject anything that looks like an injection attempt (option-like, remote-helper syntax, shell
+// metacharacters).
 #include "vcs/repository.hpp"
+#include "vcs/transfer.hpp"
 
 #include <algorithm>
 #include <array>
-#include <cstdio>
 
 namespace bisectd::vcs {
 
 namespace {
 
-// The URL with control characters escaped, so the error stays one printable line.
-std::string printable(std::string_view url) {
-  std::string out;
-  for (char c : url) {
-    auto u = static_cast<unsigned char>(c);
-    if (u < 0x20 || u == 0x7f) {
-      std::array<char, 8> hex{};
-      std::snprintf(hex.data(), hex.size(), "\\x%02x", u);
-      out += hex.data();
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 std::unexpected<Error> reject(std::string_view url, std::string_view why) {
-  return make_error(ErrorCode::invalid_input, "url '" + printable(url) + "': " + std::string(why));
+  return make_error(ErrorCode::invalid_input, "url '" + escape_control(url) + "': " + std::string(why));
 }
 
 // The first character that a shell or a URL parser would treat specially, or '\0'.
@@ -86,8 +71,9 @@ Status validate_url(std::string_view url) {
     return reject(url.substr(0, 64), "longer than 4096 characters");
   }
   if (char bad = first_unsafe(url); bad != '\0') {
-    return reject(url, bad == ' ' ? std::string("contains a space")
-                                  : "contains the forbidden character '" + printable(std::string_view(&bad, 1)) + "'");
+    return reject(url, bad == ' '
+                         ? std::string("contains a space")
+                         : "contains the forbidden character '" + escape_control(std::string_view(&bad, 1)) + "'");
   }
   if (url.front() == '-') {
     return reject(url, "starts with '-'");
@@ -104,6 +90,14 @@ Status validate_url(std::string_view url) {
     return check_scp_like(url, colon);
   }
   return {};
+}
+
+bool is_network_url(std::string_view url) {
+  if (auto scheme_end = url.find("://"); scheme_end != std::string_view::npos) {
+    return url.substr(0, scheme_end) != "file";
+  }
+  auto colon = url.find(':'); // scp-like [user@]host:path, as validate_url reads it
+  return colon != std::string_view::npos && colon < url.find('/');
 }
 
 } // namespace bisectd::vcs

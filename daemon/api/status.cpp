@@ -46,6 +46,17 @@ HttpResponse post_machine_release(ApiContext& c, const Call& call) {
   return json_response(200, {{"machine", name}, {"state", "idle"}});
 }
 
+// Trees whose last fetch failed: what an operator must look at first.
+json watch_errors_json(storage::TreeStore& trees) {
+  json out = json::array();
+  for (const auto& tree : trees.trees().value_or(std::vector<storage::TreeRow>{})) {
+    if (!tree.watch_error.empty()) {
+      out.push_back({{"tree", tree.name}, {"error", tree.watch_error}, {"since", iso_or_null(tree.watch_error_at)}});
+    }
+  }
+  return out;
+}
+
 HttpResponse get_status(ApiContext& c, const Call&) {
   json queue = {{"queued", 0}, {"building", 0}, {"running", 0}, {"done", 0}, {"failed", 0}};
   for (const auto& [state, n] : c.queue.request_counts().value_or(std::map<std::string, std::int64_t>{})) {
@@ -61,7 +72,8 @@ HttpResponse get_status(ApiContext& c, const Call&) {
                              {"data_dir", c.data_dir.string()},
                              {"queue", queue},
                              {"bisections", bisections},
-                             {"machines", machines_json(c.lab)}});
+                             {"machines", machines_json(c.lab)},
+                             {"watch_errors", watch_errors_json(c.trees)}});
 }
 
 HttpResponse get_jobs(ApiContext& c, const Call&) {

@@ -26,7 +26,9 @@ json tree_json(const storage::TreeRow& tree, storage::TreeStore& store) {
               {"private", tree.is_private},
               {"poll_interval_s", tree.poll_interval_s},
               {"created_at", iso_or_null(tree.created_at)},
-              {"heads", heads}};
+              {"heads", heads},
+              {"watch_error", null_if_empty(tree.watch_error)},
+              {"watch_error_since", iso_or_null(tree.watch_error_at)}};
 }
 
 json bisection_summary(const storage::BisectionRow& b, const std::string& culprit_subject) {

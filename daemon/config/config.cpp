@@ -93,7 +93,7 @@ Status parse_config(const std::string& text, const fs::path& path, Config& confi
   auto root = r.load(text);
   r.check_keys(root, "",
                {"data_dir", "listen", "token_file", "mail", "lab", "poll_interval", "cache_dir", "confirm_runs",
-                "placement_timeout", "sandbox"});
+                "placement_timeout", "fetch_timeout", "sandbox"});
   auto relative_to_file = [&](const std::string& value) {
     fs::path p(value);
     return p.is_absolute() ? p : fs::absolute(path.parent_path() / p);
@@ -113,6 +113,7 @@ Status parse_config(const std::string& text, const fs::path& path, Config& confi
   }
   config.poll_interval = r.duration(root, "", "poll_interval").value_or(config.poll_interval);
   config.placement_timeout = r.duration(root, "", "placement_timeout").value_or(config.placement_timeout);
+  config.fetch_timeout = r.duration(root, "", "fetch_timeout").value_or(config.fetch_timeout);
   config.confirm_runs = static_cast<int>(r.integer(root, "", "confirm_runs", 3, 100).value_or(config.confirm_runs));
   if (auto sandbox = r.string(root, "", "sandbox")) {
     if (*sandbox != "auto" && *sandbox != "bwrap" && *sandbox != "none") {

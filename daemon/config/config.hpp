@@ -30,6 +30,9 @@ struct Config {
   std::filesystem::path configs_dir;            // where job-relative paths fall back to
   int confirm_runs = 5;                         // runs per side when confirming a detected shift
   std::chrono::seconds placement_timeout{1800}; // a request no machine can take fails (with its bisection)
+  // A clone or fetch of a network remote is stopped after this long (vcs::TransferLimits): a remote that stalls
+  // holds one fetch thread at most this long, and nothing else.
+  std::chrono::seconds fetch_timeout{600};
   // auto | bwrap | none: builds, `local` benchmarks and get_maintainer.pl under bubblewrap (base/sandbox.hpp);
   // auto = bwrap when it works on this host, else none with a warning.
   std::string sandbox = "auto";

@@ -17,16 +17,32 @@ std::filesystem::path GitTrees::mirror_dir(const std::string& name) const {
 
 std::filesystem::path GitTrees::worktree_dir(const std::string& name) const { return m_data_dir / "worktrees" / name; }
 
+namespace {
+
+// A timeout says which setting bounds it.
+Error with_setting(Error error) {
+  if (error.code == ErrorCode::timeout) {
+    error.message += " (fetch_timeout)";
+  }
+  return error;
+}
+
+} // namespace
+
 Status GitTrees::mirror(const std::string& name, const std::string& url) {
-  std::lock_guard lock(locks(name).repo);
-  BISECTD_TRY(vcs::Repository::mirror(url, mirror_dir(name)));
+  std::lock_guard lock(locks(name).transfer);
+  if (auto mirrored = vcs::Repository::mirror(url, mirror_dir(name), m_limits); !mirrored) {
+    return std::unexpected(with_setting(mirrored.error()));
+  }
   return {};
 }
 
 Result<std::map<std::string, std::string>> GitTrees::fetch(const std::string& name) {
-  std::lock_guard lock(locks(name).repo);
+  std::lock_guard lock(locks(name).transfer);
   BISECTD_TRY_ASSIGN(auto repo, vcs::Repository::open(mirror_dir(name)));
-  BISECTD_TRY(repo.fetch());
+  if (auto fetched = repo.fetch(m_limits); !fetched) {
+    return std::unexpected(with_setting(fetched.error()));
+  }
   return repo.branch_heads();
 }
 

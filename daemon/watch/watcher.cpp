@@ -53,10 +53,12 @@ std::vector<storage::TreeRow> Watcher::due_trees(std::int64_t now) {
 }
 
 void Watcher::on_heads(const storage::TreeRow& tree, const std::map<std::string, std::string>& heads) {
+  std::string missing;
   for (const auto& branch : tree.branches) {
     auto head = heads.find(branch);
     if (head == heads.end()) {
       spdlog::warn("tree {}: branch '{}' not found", tree.name, branch);
+      missing = "branch '" + branch + "' not found in " + tree.url;
       continue;
     }
     auto row = m_stores.trees.head(tree.name, branch);
@@ -65,6 +67,27 @@ void Watcher::on_heads(const storage::TreeRow& tree, const std::map<std::string,
     }
     spdlog::info("tree {}: {} is now {}", tree.name, branch, base::short_sha(head->second));
     (void)m_stores.trees.set_head_seen(tree.name, branch, head->second);
+  }
+  record_watch_error(tree, missing);
+}
+
+void Watcher::on_fetch_failed(const storage::TreeRow& tree, const std::string& error) {
+  if (error != tree.watch_error) {
+    spdlog::warn("fetch {}: {}", tree.name, error);
+  }
+  record_watch_error(tree, error);
+}
+
+void Watcher::record_watch_error(const storage::TreeRow& tree, const std::string& error) {
+  if (error == tree.watch_error) {
+    return;
+  }
+  if (error.empty()) {
+    spdlog::info("tree {}: fetched again", tree.name);
+  }
+  auto stored = m_stores.trees.set_watch_error(tree.name, error);
+  if (!stored && stored.error().code != ErrorCode::not_found) { // not_found: removed while it was being fetched
+    spdlog::error("tree {}: {}", tree.name, stored.error().message);
   }
 }
 

@@ -27,12 +27,15 @@ public:
 
   // Trees whose poll interval has passed (io thread); marks them polled.
   std::vector<storage::TreeRow> due_trees(std::int64_t now);
-  // Records fetched heads (io thread).
+  // Records fetched heads (io thread); a branch the remote lacks, or none, is the tree's watch error.
   void on_heads(const storage::TreeRow& tree, const std::map<std::string, std::string>& heads);
+  // Records why a fetch failed as the tree's watch error (io thread); logged when it changes.
+  void on_fetch_failed(const storage::TreeRow& tree, const std::string& error);
   // Measures new heads, compares measured ones, runs confirmations, opens bisections (io thread).
   void advance();
 
 private:
+  void record_watch_error(const storage::TreeRow& tree, const std::string& error);
   Status advance_branch(const storage::TreeRow& tree, const std::string& branch, const Job& job);
   Status compare_heads(const storage::TreeRow& tree, const std::string& branch, const Job& job,
                        const storage::HeadRow& head);

@@ -126,6 +126,17 @@ Result<std::optional<HeadRow>> MemoryStore::head(const std::string& tree, const 
   return found == m_heads.end() ? std::optional<HeadRow>() : std::optional<HeadRow>(*found);
 }
 
+Status MemoryStore::set_watch_error(const std::string& name, const std::string& error) {
+  std::lock_guard lock(m_mutex);
+  auto found = find_if(m_trees, [&](const auto& t) { return t.name == name; });
+  if (found == m_trees.end()) {
+    return make_error(ErrorCode::not_found, "tree '" + name + "' not found");
+  }
+  found->watch_error_at = error.empty() ? 0 : found->watch_error_at != 0 ? found->watch_error_at : base::unix_now();
+  found->watch_error = error;
+  return {};
+}
+
 Status MemoryStore::set_head_seen(const std::string& tree, const std::string& branch, const std::string& sha) {
   std::lock_guard lock(m_mutex);
   auto found = find_if(m_heads, [&](const auto& h) { return h.tree == tree && h.branch == branch; });
