@@ -129,16 +129,20 @@ Result<pid_t> spawn(const Command& command, ChildIo& io, const std::string& tree
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
 
   std::vector<std::string> argv = command.argv;
+  if (command.idle_priority && find_program("chrt")) {
+    // glibc's posix_spawn accepts only SCHED_OTHER/FIFO/RR, so util-linux's chrt sets SCHED_IDLE and execs; inside
+    // the sandbox when there is one, so that it runs with the job's environment only where the job's code does.
+    argv.insert(argv.begin(), {"chrt", "--idle", "0"});
+  }
+  // A sandboxed command's environment is handed to bwrap as --setenv: bwrap itself runs with the daemon's own, never
+  // with what a job sets (an LD_PRELOAD there would run the tree's code outside the sandbox).
+  auto overrides = command.env;
   if (command.sandbox) {
     if (auto policy = sandbox_policy(); policy.enabled) {
       argv = sandbox_argv(policy, *command.sandbox, command.env, command.cwd, argv);
+      overrides.clear();
     }
   }
-  if (command.idle_priority && find_program("chrt")) {
-    // glibc's posix_spawn accepts only SCHED_OTHER/FIFO/RR, so util-linux's chrt sets SCHED_IDLE and execs.
-    argv.insert(argv.begin(), {"chrt", "--idle", "0"});
-  }
-  auto overrides = command.env;
   overrides[k_process_tree_variable] = command.leave_detached ? "" : tree_mark;
   std::vector<std::string> env = build_environment(overrides);
   auto c_argv = to_c_array(argv);
