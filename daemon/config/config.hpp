@@ -31,8 +31,10 @@ struct Config {
   int confirm_runs = 5;                         // runs per side when confirming a detected shift
   std::chrono::seconds placement_timeout{1800}; // a request no machine can take fails (with its bisection)
   // auto | bwrap | none: builds, `local` benchmarks and get_maintainer.pl under bubblewrap (base/sandbox.hpp);
-  // auto = bwrap when it works on this host, else none with a warning.
+  // auto = bwrap when it works on this host, else none with an error logged (under systemd: refused).
   std::string sandbox = "auto";
+  // Files holding secrets the config names (the config file itself, mail.password_file): hidden from the sandbox.
+  std::vector<std::filesystem::path> secret_files;
 };
 
 // Reads a bisectd.yaml file over `config`. Every bad key is reported, one per line, "file:line: key: what".
