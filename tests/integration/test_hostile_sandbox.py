@@ -11,7 +11,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import BIN, check, free_port, make_repo, run, wait_for, write_job  # noqa: E402
+from harness import BIN, SOURCE, check, free_port, make_repo, run, wait_for, write_job  # noqa: E402
 
 PASSWORD = "s3cret-smtp-password"
 CONFIG_MARK = "config-file-secret-mark"
@@ -95,7 +95,25 @@ def no_silent_fallback(env):
         daemon.wait(30)
 
 
+def unit_lets_bwrap_work():
+    """The systemd unit runs as its own user and lets bwrap make its namespaces and mount a fresh /proc: no
+    RestrictNamespaces=yes, none of the settings that overmount parts of /proc (the kernel then refuses bwrap's
+    --proc: "mount too revealing")."""
+    with open(os.path.join(SOURCE, "packaging", "bisectd.service.in")) as f:
+        unit = f.read()
+    check(re.search(r"^User=bisectd$", unit, re.M), "the unit does not run as its own user")
+    allowed = re.search(r"^RestrictNamespaces=(.*)$", unit, re.M)
+    needed = {"user", "mnt", "pid", "net", "ipc", "uts", "cgroup"}
+    check(allowed and needed <= set(allowed.group(1).split()),
+          f"RestrictNamespaces= keeps bwrap from its namespaces: {allowed and allowed.group(0)}")
+    for setting in ("ProtectKernelTunables", "ProtectKernelLogs", "ProtectHostname", "ProtectProc", "ProcSubset"):
+        value = re.search(rf"^{setting}=(\S+)", unit, re.M)
+        check(not value or value.group(1) in ("no", "false", "default", "all"),
+              f"{setting}={value and value.group(1)} overmounts /proc: bwrap cannot mount its own")
+
+
 def test(env):
+    unit_lets_bwrap_work()
     secrets_hidden(env)
     no_silent_fallback(env)
 
