@@ -8,8 +8,9 @@
 
 #include <catch2/catch.hpp>
 
-#include <algorithm>
 #include <sys/stat.h>
+
+#include <algorithm>
 
 using namespace bisectd;
 
@@ -53,8 +54,7 @@ TEST_CASE("the job's environment is not the environment of bwrap and chrt", "[ba
   auto command = std::find(argv.begin(), argv.end(), "--");
   REQUIRE(command != argv.end());
   if (base::find_program("chrt")) { // SCHED_IDLE is set inside the sandbox, by a chrt that bwrap starts
-    CHECK(std::vector<std::string>(command + 1, argv.end()) ==
-          std::vector<std::string>{"chrt", "--idle", "0", "true"});
+    CHECK(std::vector<std::string>(command + 1, argv.end()) == std::vector<std::string>{"chrt", "--idle", "0", "true"});
   }
 }
 
@@ -68,8 +68,8 @@ TEST_CASE("the sandbox hides configured secret files and the host's sockets", "[
   REQUIRE(base::write_file_atomic(key, "PRIVATE KEY\n"));
   base::set_sandbox_policy({.enabled = true, .bwrap = "bwrap", .hidden = {key}});
   base::Command cmd;
-  cmd.argv = {"sh", "-c", "cat \"$1\" 2>/dev/null; echo \"|$(ls -A /run/ | wc -l)|$(ls -A /var/run/ | wc -l)\"",
-              "sh", key.string()};
+  cmd.argv = {"sh", "-c", "cat \"$1\" 2>/dev/null; echo \"|$(ls -A /run/ | wc -l)|$(ls -A /var/run/ | wc -l)\"", "sh",
+              key.string()};
   cmd.sandbox = base::Sandbox{.writable = {}, .readable = {dir.path()}};
   auto status = base::run(cmd);
   base::set_sandbox_policy({});

@@ -13,8 +13,8 @@ namespace {
 const std::filesystem::path k_env_configs = std::filesystem::path(BISECTD_SOURCE_DIR) / "configs";
 
 auto job_with(const std::string& sections) {
-  return daemon::config::parse_job("name: j\nmetrics: {primary: bench.ops}\n" + sections,
-                                   k_env_configs / "jobs/j.yaml", k_env_configs);
+  return daemon::config::parse_job("name: j\nmetrics: {primary: bench.ops}\n" + sections, k_env_configs / "jobs/j.yaml",
+                                   k_env_configs);
 }
 
 } // namespace

@@ -24,8 +24,9 @@ TEST_CASE("report additions: the compiler is probed inside the sandbox or not at
   test::TempDir dir;
   auto ran = dir.path() / "cc-ran";
   auto cc = dir.path() / "cc";
-  write_script(cc, "echo ran >> '" + ran.string() + "'\ncase \"$1\" in --version) echo 'gcc (Fake) 12.2.0';; "
-                                                    "-dumpversion) echo 12.2.0;; esac\n");
+  write_script(cc, "echo ran >> '" + ran.string() +
+                     "'\ncase \"$1\" in --version) echo 'gcc (Fake) 12.2.0';; "
+                     "-dumpversion) echo 12.2.0;; esac\n");
   // A stand-in for bwrap that records it was asked and runs the command after "--" (no real sandbox needed).
   auto bwrap = dir.path() / "bwrap";
   auto asked = dir.path() / "bwrap-argv";
@@ -59,7 +60,8 @@ TEST_CASE("report additions: the compiler is probed inside the sandbox or not at
 
 TEST_CASE("report additions: get_maintainer.pl's lines are plausible addresses, capped", "[daemon][report]") {
   std::string output = "Jane Doe <jane@example.org>\nlinux-kernel@vger.kernel.org\nnot an address\n"
-                       "Evil <e@x.org>\rBcc: all@example.org\nX <" + std::string(300, 'a') + "@example.org>\n";
+                       "Evil <e@x.org>\rBcc: all@example.org\nX <" +
+                       std::string(300, 'a') + "@example.org>\n";
   for (int i = 0; i < 100; ++i) {
     output += "dev" + std::to_string(i) + " <dev" + std::to_string(i) + "@example.org>\n";
   }
