@@ -108,18 +108,23 @@ Result<ChildIo> prepare_io(const Command& command) {
 
 Result<pid_t> spawn(const Command& command, ChildIo& io, const std::string& tree_mark) {
   std::vector<std::string> argv = command.argv;
+  if (command.idle_priority && find_program("chrt")) {
+    // glibc's posix_spawn accepts only SCHED_OTHER/FIFO/RR, so util-linux's chrt sets SCHED_IDLE and execs; inside
+    // the sandbox when there is one, so that it runs with the job's environment only where the job's code does.
+    argv.insert(argv.begin(), {"chrt", "--idle", "0"});
+  }
+  // A sandboxed command's environment is handed to bwrap as --setenv: bwrap itself runs with the daemon's own, never
+  // with what a job sets (an LD_PRELOAD there would run the tree's code outside the sandbox).
+  auto overrides = command.env;
   if (command.sandbox) {
     if (auto policy = sandbox_policy(); policy.enabled) {
       argv = sandbox_argv(policy, *command.sandbox, command.env, command.cwd, argv);
+      overrides.clear();
       BISECTD_TRY_ASSIGN(auto info, make_pipe());
       io.sandbox_info_read = std::move(info.read);
       io.sandbox_info_write = std::move(info.write);
       argv.insert(argv.begin() + 1, {"--info-fd", std::to_string(k_sandbox_info_fd)});
     }
-  }
-  if (command.idle_priority && find_program("chrt")) {
-    // glibc's posix_spawn accepts only SCHED_OTHER/FIFO/RR, so util-linux's chrt sets SCHED_IDLE and execs.
-    argv.insert(argv.begin(), {"chrt", "--idle", "0"});
   }
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -152,7 +157,6 @@ Result<pid_t> spawn(const Command& command, ChildIo& io, const std::string& tree
   posix_spawnattr_setsigmask(&attr, &no_signals);
   posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
 
-  auto overrides = command.env;
   overrides[k_process_tree_variable] = command.leave_detached ? "" : tree_mark;
   std::vector<std::string> env = build_environment(overrides);
   auto c_argv = to_c_array(argv);

@@ -3,6 +3,7 @@
 #include "base/process.hpp"
 #include "base/strings.hpp"
 
+#include <array>
 #include <cstdlib>
 #include <mutex>
 
@@ -19,6 +20,26 @@ void bind_existing(std::vector<std::string>& out, const char* how, const fs::pat
   std::error_code ec;
   if (!path.empty() && fs::exists(path, ec)) {
     out.insert(out.end(), {how, path.string(), path.string()});
+  }
+}
+
+// Where the host's Unix sockets are (D-Bus, systemd, container runtimes, agents); abstract ones are out of reach
+// in the network namespace --unshare-all makes.
+constexpr std::array<const char*, 2> k_socket_dirs{"/run", "/var/run"};
+
+// A directory goes behind an empty tmpfs (before the step's own directories are bound back into it), a file behind
+// /dev/null (after them: a secret file stays hidden inside a directory the step may read). A symlink's target goes:
+// it is what the link reaches inside too, the system being bound as it is.
+void hide(std::vector<std::string>& out, const fs::path& path, bool directories) {
+  std::error_code ec;
+  auto target = fs::canonical(path, ec);
+  if (ec || !target.has_relative_path() || fs::is_directory(target, ec) != directories) { // absent, or "/" itself
+    return;
+  }
+  if (directories) {
+    out.insert(out.end(), {"--tmpfs", target.string()});
+  } else {
+    out.insert(out.end(), {"--ro-bind", "/dev/null", target.string()});
   }
 }
 
@@ -42,11 +63,11 @@ std::vector<std::string> sandbox_argv(const SandboxPolicy& policy, const Sandbox
   std::vector<std::string> out{policy.bwrap,    "--ro-bind",         "/",             "/",          "--dev",
                                "/dev",          "--proc",            "/proc",         "--tmpfs",    "/tmp",
                                "--unshare-all", "--die-with-parent", "--new-session", "--clearenv", "--as-pid-1"};
-  for (const auto& dir : policy.hidden) {
-    std::error_code ec;
-    if (dir.has_relative_path() && fs::is_directory(dir, ec)) { // never "/" itself
-      out.insert(out.end(), {"--tmpfs", dir.string()});
-    }
+  for (const auto* dir : k_socket_dirs) {
+    hide(out, dir, true);
+  }
+  for (const auto& path : policy.hidden) {
+    hide(out, path, true);
   }
   for (const auto& dir : sandbox.readable) {
     bind_existing(out, "--ro-bind", dir);
@@ -56,6 +77,9 @@ std::vector<std::string> sandbox_argv(const SandboxPolicy& policy, const Sandbox
   }
   for (const auto& path : sandbox.read_only) {
     bind_existing(out, "--ro-bind", path);
+  }
+  for (const auto& path : policy.hidden) {
+    hide(out, path, false);
   }
   std::map<std::string, std::string> inside;
   for (const auto& name : k_sandbox_environment) {

@@ -1,9 +1,10 @@
 #pragma once
 // Untrusted steps — a tree's build command, its benchmark on the `local` machine, its get_maintainer.pl — run
 // under bubblewrap: no network, every namespace new (its processes die with it), the whole file system read-only,
-// the daemon's own files (data dir, home, token) hidden behind empty directories, only the step's own directories
-// writable, and an environment of a few allow-listed variables plus what the job sets. The daemon's user is the
-// user inside (an unprivileged `bisectd` user as the systemd unit sets up; bisectd warns when that is root).
+// the daemon's own files (data dir, home, token, key and password files) and the host's sockets (/run) hidden,
+// only the step's own directories writable, and an environment of a few allow-listed variables plus what the job
+// sets (passed with --setenv: bwrap itself never runs with it). The daemon's user is the user inside (an
+// unprivileged `bisectd` user as the systemd unit sets up; bisectd warns when that is root).
 
 #include <filesystem>
 #include <map>
@@ -25,7 +26,9 @@ struct Sandbox {
 struct SandboxPolicy {
   bool enabled = false;
   std::string bwrap = "bwrap";
-  std::vector<std::filesystem::path> hidden; // replaced by empty directories (data dir, $HOME, token's dir)
+  // Directories replaced by empty ones (data dir, $HOME, token's and config's dirs), files by an empty one (a lab's
+  // ssh key, the LAVA token, the SMTP password file); /run and /var/run always.
+  std::vector<std::filesystem::path> hidden;
 };
 
 void set_sandbox_policy(SandboxPolicy policy);

@@ -33,6 +33,31 @@ api::LavaHooks lava_hooks(const std::vector<lab::MachineSpec>& machines) {
                         settings.publish_dir};
 }
 
+// Every file the configuration names that holds a secret: the config's own (its file, the SMTP password file), the
+// lab file and each machine's key, token and secret files (ssh identity_file, LAVA token_file, callback.secret_file).
+std::vector<std::filesystem::path> secret_files(const config::Config& config) {
+  auto out = config.secret_files;
+  if (!config.lab_file.empty()) {
+    out.push_back(config.lab_file);
+  }
+  for (const auto& spec : config.machines) {
+    for (const auto& [key, setting] : spec.settings) {
+      bool secret = base::ends_with(key, "identity_file") || base::ends_with(key, "token_file") ||
+                    base::ends_with(key, "secret_file") || base::ends_with(key, "password_file");
+      if (secret && setting.values.size() == 1 && !setting.values.front().empty()) {
+        out.push_back(std::filesystem::absolute(setting.values.front()));
+      }
+    }
+  }
+  return out;
+}
+
+// systemd starts its services with these set: a daemon run there has nobody watching its terminal.
+bool under_systemd() {
+  return std::getenv("INVOCATION_ID") != nullptr || std::getenv("NOTIFY_SOCKET") != nullptr ||
+         std::getenv("JOURNAL_STREAM") != nullptr;
+}
+
 } // namespace
 
 Daemon::Daemon(std::size_t machines)
@@ -95,6 +120,8 @@ void Daemon::wire_rooms(const std::string& token) {
   m_reporter = std::make_unique<reporting::MailReporter>(
     store, *m_repos, *m_machines,
     reporting::MailIdentity{m_config.mail_from, m_config.reported_by, m_config.archive_url, m_config.max_recipients});
+  // get_maintainer.pl and the compiler probe take up to a minute: not on this (the I/O) thread.
+  m_reporter->offload_additions([this](std::function<void()> work) { asio::post(m_pool, std::move(work)); }, wake);
   m_bisections = std::make_unique<bisection::Driver>(bisection::DriverStores{store, store, store, store},
                                                      bisection::DriverParts{*m_repos, *m_jobs, *m_machines, *m_priors,
                                                                             *m_equivalence, m_prebuilder.get(),
@@ -160,12 +187,22 @@ Status Daemon::enable_sandbox() {
     policy.hidden.emplace_back(home);
   }
   policy.hidden.push_back(m_config.token_file.parent_path());
+  for (auto& file : secret_files(m_config)) {
+    policy.hidden.push_back(std::move(file));
+  }
   if (auto why = base::sandbox_unusable(policy.bwrap); !why.empty()) {
     if (m_config.sandbox == "bwrap") {
       return make_error(ErrorCode::invalid_config, "sandbox: bwrap cannot start a sandbox here: " + why);
     }
-    spdlog::warn("sandbox: bwrap cannot start a sandbox here ({}): the trees' builds and benchmarks run unsandboxed",
-                 why);
+    if (under_systemd()) { // nobody would see a fallback there: `auto` never drops the sandbox silently
+      return make_error(ErrorCode::invalid_config,
+                        "sandbox: auto: bwrap cannot start a sandbox here (" + why +
+                          "); under systemd bisectd does not run the trees' code unsandboxed: make bwrap work "
+                          "(user namespaces, the unit's RestrictNamespaces=) or set `sandbox: none`");
+    }
+    spdlog::error("sandbox: auto: bwrap cannot start a sandbox here ({}): the trees' builds and benchmarks run "
+                  "UNSANDBOXED (set `sandbox: none` to say that is meant, or `sandbox: bwrap` to refuse)",
+                  why);
     return {};
   }
   base::set_sandbox_policy(std::move(policy));

@@ -449,6 +449,9 @@ Status Driver::store_result(Tick& t, reporting::Conclusion c) {
     if (t.b.state == BisectionState::found) {
       BISECTD_TRY_ASSIGN(c.earlier_report, m_stores.bisections.first_report(t.b.tree, t.b.job, c.culprit_sha, t.b.id));
     }
+    if (tree && !m_parts.reporter.prepare(t.b, *t.job, *tree, c)) {
+      return {}; // the report's additions are being collected: this bisection finishes at a later tick
+    }
     if (tree) {
       BISECTD_TRY_ASSIGN(report, m_parts.reporter.compose(t.b, *t.job, *tree, c));
     }

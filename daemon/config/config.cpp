@@ -41,6 +41,7 @@ void read_mail(YamlReader& r, const YAML::Node& root, Config& config) {
   config.mail.starttls = r.boolean(mail, "mail", "starttls").value_or(config.mail.starttls);
   config.mail.user = r.string(mail, "mail", "user").value_or(config.mail.user);
   if (auto password_file = r.string(mail, "mail", "password_file")) {
+    config.secret_files.push_back(fs::absolute(*password_file));
     auto password = base::read_file(*password_file);
     if (!password) {
       r.error(mail["password_file"], "mail.password_file", password.error().message);
@@ -91,6 +92,7 @@ Status load_config_file(const fs::path& path, Config& config) {
 Status parse_config(const std::string& text, const fs::path& path, Config& config) {
   YamlReader r(path);
   auto root = r.load(text);
+  config.secret_files.push_back(fs::absolute(path)); // its mail.user and paths are no business of the tree's code
   r.check_keys(root, "",
                {"data_dir", "listen", "token_file", "mail", "lab", "poll_interval", "cache_dir", "confirm_runs",
                 "placement_timeout", "fetch_timeout", "sandbox"});

@@ -34,8 +34,10 @@ struct Config {
   // holds one fetch thread at most this long, and nothing else.
   std::chrono::seconds fetch_timeout{600};
   // auto | bwrap | none: builds, `local` benchmarks and get_maintainer.pl under bubblewrap (base/sandbox.hpp);
-  // auto = bwrap when it works on this host, else none with a warning.
+  // auto = bwrap when it works on this host, else none with an error logged (under systemd: refused).
   std::string sandbox = "auto";
+  // Files holding secrets the config names (the config file itself, mail.password_file): hidden from the sandbox.
+  std::vector<std::filesystem::path> secret_files;
 };
 
 // Reads a bisectd.yaml file over `config`. Every bad key is reported, one per line, "file:line: key: what".

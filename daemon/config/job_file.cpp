@@ -1,6 +1,7 @@
 // Job files: yaml-cpp only here and in config.cpp (through YamlReader).
 #include "daemon/config/job_file.hpp"
 
+#include "base/loader_env.hpp"
 #include "base/strings.hpp"
 #include "daemon/config/yaml_reader.hpp"
 #include "monitors/monitors.hpp"
@@ -27,6 +28,26 @@ fs::path resolve_path(const std::string& value, const fs::path& job_path, const 
     }
   }
   return fs::absolute(beside);
+}
+
+// A job's env map. Loader variables (LD_PRELOAD, GCONV_PATH, ...) are refused: the env reaches the processes that
+// build and run the tree's code, and one of these would hand the loader of any of them to the job.
+std::map<std::string, std::string> env_map(YamlReader& r, const YAML::Node& section, const std::string& prefix,
+                                           const std::string& key) {
+  auto env = r.string_map(section, prefix, key).value_or(std::map<std::string, std::string>{});
+  auto node = section[key];
+  if (!node || !node.IsMap()) {
+    return env;
+  }
+  for (const auto& entry : node) {
+    auto name = entry.first.IsScalar() ? entry.first.Scalar() : "";
+    if (base::is_loader_variable(name)) {
+      r.error(entry.first, prefix + "." + key + "." + name,
+              "a loader variable is not allowed in a job's environment (it would run code outside the tree's build)");
+      env.erase(name);
+    }
+  }
+  return env;
 }
 
 void read_build(YamlReader& r, const YAML::Node& root, Job& job, const fs::path& configs_dir) {
@@ -62,7 +83,7 @@ void read_build(YamlReader& r, const YAML::Node& root, Job& job, const fs::path&
     r.error(build["recipe"], "build.recipe", "unknown recipe '" + recipe + "' (known: command, kernel)");
   }
   job.build.timeout = r.duration(build, "build", "timeout").value_or(std::chrono::seconds(3600));
-  job.build.env = r.string_map(build, "build", "env").value_or(std::map<std::string, std::string>{});
+  job.build.env = env_map(r, build, "build", "env");
 }
 
 void read_run(YamlReader& r, const YAML::Node& root, Job& job) {
@@ -75,7 +96,7 @@ void read_run(YamlReader& r, const YAML::Node& root, Job& job) {
   }
   job.runs = static_cast<int>(r.integer(run, "run", "runs", 1, 1000).value_or(3));
   job.run.timeout = r.duration(run, "run", "timeout").value_or(std::chrono::seconds(600));
-  job.run.env = r.string_map(run, "run", "env").value_or(std::map<std::string, std::string>{});
+  job.run.env = env_map(r, run, "run", "env");
 }
 
 // What the kernel did around each run (monitors/monitors.hpp). A kernel job watches everything by default; a
@@ -154,7 +175,7 @@ void read_verify(YamlReader& r, const YAML::Node& root, Job& job) {
   job.verify.pairs = static_cast<int>(r.integer(verify, "verify", "pairs", 1, 200).value_or(10));
   job.verify.revert = r.boolean(verify, "verify", "revert").value_or(true);
   job.verify.layout = r.boolean(verify, "verify", "layout").value_or(true);
-  job.verify.layout_env = r.string_map(verify, "verify", "layout_env").value_or(std::map<std::string, std::string>{});
+  job.verify.layout_env = env_map(r, verify, "verify", "layout_env");
   job.verify.plausibility = r.boolean(verify, "verify", "plausibility").value_or(true);
 }
 

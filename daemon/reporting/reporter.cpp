@@ -4,6 +4,7 @@
 #include "base/strings.hpp"
 #include "report/change_table.hpp"
 #include "report/comparison.hpp"
+#include "report/mime.hpp"
 #include "report/recipients.hpp"
 #include "report/report.hpp"
 
@@ -38,9 +39,9 @@ std::string reply_target(const report::Commit& culprit) {
   return {};
 }
 
-// get_maintainer.pl output for the culprit's patch when the tree has the script (kernel trees).
-std::vector<std::string> maintainers(TreeRepos& repos, const std::string& tree, const std::string& patch) {
-  auto worktree = repos.worktree_dir(tree);
+// get_maintainer.pl output for the culprit's patch when the tree has the script (kernel trees), the plausible
+// addresses only: the script is the tree's code.
+std::vector<std::string> maintainers(const std::filesystem::path& worktree, const std::string& patch) {
   if (!std::filesystem::exists(worktree / "scripts/get_maintainer.pl") || patch.empty()) {
     return {};
   }
@@ -49,12 +50,13 @@ std::vector<std::string> maintainers(TreeRepos& repos, const std::string& tree, 
   cmd.cwd = worktree;
   cmd.stdin_data = patch;
   cmd.timeout = std::chrono::seconds(60);
+  cmd.capture_limit = 64 * 1024;
   cmd.sandbox = base::Sandbox{.writable = {}, .readable = {worktree}};
   auto status = base::run(cmd);
   if (!status || !status->ok()) {
     return {};
   }
-  return base::split_lines(status->out);
+  return plausible_maintainers(status->out);
 }
 
 // Boots are counted only on machines whose backend boots a kernel (`local` runs on this host as it is); unset
@@ -137,10 +139,16 @@ std::string compiler_command(const kbuild::Recipe& recipe) {
   return "gcc";
 }
 
+// The compiler is the job's (a path in the tree, even): it runs sandboxed, or not at all.
 std::optional<std::string> command_output(std::vector<std::string> argv) {
+  if (!base::sandbox_policy().enabled) {
+    return std::nullopt;
+  }
   base::Command cmd;
   cmd.argv = std::move(argv);
   cmd.timeout = std::chrono::seconds(10);
+  cmd.capture_limit = 4096;
+  cmd.sandbox = base::Sandbox{};
   auto status = base::run(cmd);
   if (!status || !status->ok()) {
     return std::nullopt;
@@ -162,7 +170,82 @@ std::string compiler_label(const kbuild::Recipe& recipe) {
     return "";
   }
   auto major = version->substr(0, version->find('.'));
+  if (major.empty() || major.size() > 3 || major.find_first_not_of("0123456789") != std::string::npos) {
+    return ""; // not a version: nothing of it reaches the mail
+  }
   return (banner->find("clang") != std::string::npos ? "clang-" : "gcc-") + major;
+}
+
+std::vector<std::string> plausible_maintainers(std::string_view output) {
+  std::vector<std::string> out;
+  for (const auto& line : base::split_lines(output)) {
+    if (out.size() == k_max_maintainers) {
+      break;
+    }
+    bool control = std::any_of(line.begin(), line.end(),
+                               [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+    if (line.size() > k_max_maintainer_line || control) {
+      continue;
+    }
+    if (auto address = report::parse_address(line); address && address->addr.find('@') != std::string::npos) {
+      out.push_back(line);
+    }
+  }
+  return out;
+}
+
+std::optional<ReportAdditions> MailReporter::ready_additions(std::int64_t bisection, const std::string& culprit) {
+  std::lock_guard lock(m_additions_mutex);
+  auto it = m_additions.find(bisection);
+  if (it == m_additions.end() || !it->second || it->second->culprit != culprit) {
+    return std::nullopt;
+  }
+  auto additions = std::move(*it->second);
+  m_additions.erase(it);
+  return additions;
+}
+
+ReportAdditions MailReporter::additions(const std::string& tree, const kbuild::Recipe& recipe,
+                                        const std::string& culprit, bool with_maintainers) {
+  ReportAdditions out;
+  out.culprit = culprit;
+  out.compiler = compiler_label(recipe);
+  if (with_maintainers) {
+    std::string patch;
+    (void)m_repos.with_repo(tree, [&](vcs::Repo& repo) -> Status {
+      patch = repo.patch(culprit).value_or("");
+      return {};
+    });
+    out.maintainers = maintainers(m_repos.worktree_dir(tree), patch);
+  }
+  return out;
+}
+
+bool MailReporter::prepare(const storage::BisectionRow& b, const Job& job, const storage::TreeRow& tree,
+                           const Conclusion& c) {
+  if (!m_offload) {
+    return true; // compose() runs them itself
+  }
+  {
+    std::lock_guard lock(m_additions_mutex);
+    auto it = m_additions.find(b.id);
+    if (it != m_additions.end() && (!it->second || it->second->culprit == c.culprit_sha)) {
+      return it->second.has_value();
+    }
+    m_additions[b.id] = std::nullopt; // being composed
+  }
+  bool with_maintainers = !(tree.is_private || !c.confident);
+  m_offload([this, id = b.id, tree = tree.name, recipe = job.build, culprit = c.culprit_sha, with_maintainers] {
+    auto ready = additions(tree, recipe, culprit, with_maintainers);
+    {
+      std::lock_guard lock(m_additions_mutex);
+      m_additions[id] = std::move(ready);
+    }
+    if (m_wake) {
+      m_wake();
+    }
+  });
+  return false;
 }
 
 std::string kconfig_label(const kbuild::Recipe& recipe) {
@@ -215,7 +298,14 @@ Result<storage::ReportRow> MailReporter::compose(const storage::BisectionRow& b,
   input.testcase = job.testcase;
   input.machine_description = m_lab.describe_group(job.machine_group);
   input.params = job.params;
-  input.compiler = compiler_label(job.build);
+  // A public tree's get_maintainer.pl and the compiler probe may take a minute: prepare() had them run off the
+  // scheduler's thread; without it (tests, tools) they run here.
+  bool private_mail = tree.is_private || !c.confident;
+  auto additions = ready_additions(b.id, c.culprit_sha);
+  if (!additions) {
+    additions = this->additions(tree.name, job.build, c.culprit_sha, !private_mail);
+  }
+  input.compiler = additions->compiler;
   if (job.build.kind == kbuild::RecipeKind::kernel) {
     input.kconfig = kconfig_label(job.build);
   }
@@ -238,7 +328,6 @@ Result<storage::ReportRow> MailReporter::compose(const storage::BisectionRow& b,
   if (c.earlier_report && c.confident) {
     input.earlier = earlier_of(*c.earlier_report);
   }
-  std::string patch;
   BISECTD_TRY(m_repos.with_repo(tree.name, [&](vcs::Repo& repo) -> Status {
     BISECTD_TRY_ASSIGN(auto culprit, repo.commit(c.culprit_sha));
     input.culprit = to_report_commit(culprit);
@@ -257,17 +346,15 @@ Result<storage::ReportRow> MailReporter::compose(const storage::BisectionRow& b,
         input.credible_set.push_back(to_report_commit(member));
       }
     }
-    patch = repo.patch(c.culprit_sha).value_or("");
     return {};
   }));
   BISECTD_TRY(add_samples(m_samples, m_lab, b, c, input));
   input.in_reply_to = reply_target(input.culprit);
   input.reproduce = reproduce_commands(b, tree, job);
   // A result below the confidence bar goes to the tree's own notify list only.
-  bool private_mail = tree.is_private || !c.confident;
-  auto who = report::compute_recipients(
-    input.culprit, tree.notify, tree.mail_cc,
-    private_mail ? std::vector<std::string>{} : maintainers(m_repos, tree.name, patch), private_mail);
+  auto who = report::compute_recipients(input.culprit, tree.notify, tree.mail_cc,
+                                        private_mail ? std::vector<std::string>{} : additions->maintainers,
+                                        private_mail);
   auto [capped, note] = report::cap_recipients(std::move(who), tree.notify, m_identity.max_recipients);
   input.recipients_note = note;
   auto mail = report::render_report(input, capped);

@@ -8,6 +8,9 @@
 #include "storage/rows.hpp"
 #include "storage/sample_store.hpp"
 
+#include <functional>
+#include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -54,6 +57,12 @@ Result<report::ShiftEstimate> compared_shift(storage::SampleStore& samples, cons
 class Reporter {
 public:
   virtual ~Reporter() = default;
+  // True when compose() may run now; false while what the report adds from the tree's code (its get_maintainer.pl,
+  // the compiler's version) is being collected off the scheduler's thread: ask again at the next tick.
+  virtual bool prepare(const storage::BisectionRow& /*b*/, const Job& /*job*/, const storage::TreeRow& /*tree*/,
+                       const Conclusion& /*conclusion*/) {
+    return true;
+  }
   // Renders the report of bisection `b` as a storage row (subject, recipients, Message-ID, full text).
   virtual Result<storage::ReportRow> compose(const storage::BisectionRow& b, const Job& job,
                                              const storage::TreeRow& tree, const Conclusion& conclusion) = 0;
@@ -72,6 +81,21 @@ struct MailIdentity {
 // empty when it cannot be run.
 std::string compiler_label(const kbuild::Recipe& recipe);
 
+// At most this many get_maintainer.pl addresses, each a line of at most this many bytes, reach a report.
+inline constexpr std::size_t k_max_maintainers = 50;
+inline constexpr std::size_t k_max_maintainer_line = 200;
+
+// The lines of get_maintainer.pl's output that are one plausible address each ("Name <a@b>"): no control
+// character, not too long, at most k_max_maintainers of them.
+std::vector<std::string> plausible_maintainers(std::string_view output);
+
+// What a report takes from the tree's code, collected before composing it.
+struct ReportAdditions {
+  std::string culprit; // the commit they are for
+  std::string compiler;
+  std::vector<std::string> maintainers;
+};
+
 // "x86_64-tinyconfig+fragment": the kernel config a kernel recipe builds, named as LKP's kconfig axis.
 std::string kconfig_label(const kbuild::Recipe& recipe);
 
@@ -80,17 +104,37 @@ std::string kconfig_label(const kbuild::Recipe& recipe);
 // tree's lists and (for public trees) the tree's get_maintainer.pl.
 class MailReporter final : public Reporter {
 public:
+  // Runs `work` on another thread (the daemon's pool).
+  using Offload = std::function<void(std::function<void()> work)>;
+
   MailReporter(storage::SampleStore& samples, TreeRepos& repos, const LabView& lab, MailIdentity identity)
       : m_samples(samples), m_repos(repos), m_lab(lab), m_identity(std::move(identity)) {}
 
+  // From now on prepare() collects the additions with `offload` and calls `wake` when they are ready.
+  void offload_additions(Offload offload, std::function<void()> wake) {
+    m_offload = std::move(offload);
+    m_wake = std::move(wake);
+  }
+
+  bool prepare(const storage::BisectionRow& b, const Job& job, const storage::TreeRow& tree,
+               const Conclusion& conclusion) override;
   Result<storage::ReportRow> compose(const storage::BisectionRow& b, const Job& job, const storage::TreeRow& tree,
                                      const Conclusion& conclusion) override;
 
 private:
+  ReportAdditions additions(const std::string& tree, const kbuild::Recipe& recipe, const std::string& culprit,
+                            bool with_maintainers);
+  // The additions prepare() collected for this bisection and culprit, taken; nullopt when there are none.
+  std::optional<ReportAdditions> ready_additions(std::int64_t bisection, const std::string& culprit);
+
   storage::SampleStore& m_samples;
   TreeRepos& m_repos;
   const LabView& m_lab;
   MailIdentity m_identity;
+  Offload m_offload;
+  std::function<void()> m_wake;
+  std::mutex m_additions_mutex;
+  std::map<std::int64_t, std::optional<ReportAdditions>> m_additions; // by bisection; nullopt: being collected
 };
 
 } // namespace bisectd::daemon::reporting

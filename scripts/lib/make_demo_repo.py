@@ -63,6 +63,16 @@ bench: bench.c work.h util.c
 '''
 
 
+# A tree's own get_maintainer.pl, slow and hostile: the report must not wait for it on the daemon's I/O thread,
+# and a line with a CR (a header injection) must not reach the mail.
+GET_MAINTAINER = '''#!/usr/bin/perl
+while (<STDIN>) {}
+sleep(SECONDS);
+print "Maint Ainer <maint\\@example.org>\\n";
+print "Evil <evil\\@example.org>\\rBcc: victim\\@example.net\\n";
+'''
+
+
 def git(dest, *args, date=None, env_extra=None):
     env = dict(os.environ)
     env.update({
@@ -113,6 +123,8 @@ def main():
     p.add_argument("--split-at", type=int, default=0)
     p.add_argument("--rounds", type=int, default=200)
     p.add_argument("--regress-on-side", action="store_true")
+    p.add_argument("--get-maintainer-sleep", type=int, default=0,
+                   help="add a scripts/get_maintainer.pl that sleeps this long, then prints a good and a hostile line")
     a = p.parse_args()
     dest = os.path.abspath(a.dest)
     os.makedirs(dest, exist_ok=True)
@@ -122,6 +134,9 @@ def main():
     write(dest, "work.h", f"#define WORK_ROUNDS {a.rounds}\n")
     write(dest, "util.c", "int util_version(void) { return 0; }\n")
     write(dest, "NOTES", "demo project\n")
+    if a.get_maintainer_sleep:
+        os.makedirs(os.path.join(dest, "scripts"), exist_ok=True)
+        write(dest, "scripts/get_maintainer.pl", GET_MAINTAINER.replace("SECONDS", str(a.get_maintainer_sleep)))
     shas = {"base": commit(dest, 0, "demo: initial benchmark")}
     n = 1
     for i in range(1, a.commits + 1):
