@@ -63,11 +63,13 @@ Status fill_metrics(Connection& connection, std::vector<SampleRow>& rows) {
   return {};
 }
 
+// `limit`: at most that many (the first ones in time order), counted before any metric is read.
 Result<std::vector<SampleRow>> samples_where(Connection& connection, const std::string& where,
-                                             const std::vector<Value>& params) {
+                                             std::vector<Value> params, std::size_t limit = k_all_samples) {
+  params.push_back(integer(static_cast<std::int64_t>(std::min(limit, k_all_samples))));
   BISECTD_TRY_ASSIGN(auto rows, query<SampleRow>(connection,
                                                  "SELECT " + std::string(k_sample_columns) + " FROM samples WHERE " +
-                                                   where + " ORDER BY id",
+                                                   where + " ORDER BY id LIMIT ?",
                                                  params, read_sample));
   BISECTD_TRY(fill_metrics(connection, rows));
   return rows;
@@ -160,14 +162,15 @@ Store::series_samples(const std::string& tree, const std::string& job, const std
   return all;
 }
 
-Result<std::vector<SampleRow>> Store::samples_for_commit_prefix(const std::string& prefix, const std::string& tree) {
-  std::string where = "substr(commit_sha, 1, ?) = ?";
-  std::vector<Value> params{integer(static_cast<std::int64_t>(prefix.size())), text(prefix)};
+Result<std::vector<SampleRow>> Store::samples_for_commit_prefix(const std::string& prefix, const std::string& tree,
+                                                                std::int64_t after_id, std::size_t limit) {
+  std::string where = "substr(commit_sha, 1, ?) = ? AND id > ?";
+  std::vector<Value> params{integer(static_cast<std::int64_t>(prefix.size())), text(prefix), integer(after_id)};
   if (!tree.empty()) {
     where += " AND tree = ?";
     params.push_back(text(tree));
   }
-  return samples_where(*m_connection, where, params);
+  return samples_where(*m_connection, where, params, limit);
 }
 
 Result<std::vector<SampleRow>> Store::samples_for_job(const std::string& job) {

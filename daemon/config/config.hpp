@@ -33,6 +33,9 @@ struct Config {
   // auto | bwrap | none: builds, `local` benchmarks and get_maintainer.pl under bubblewrap (base/sandbox.hpp);
   // auto = bwrap when it works on this host, else none with a warning.
   std::string sandbox = "auto";
+  // GET /api/v1/logs/... without the token. Logs hold what a tree's build and benchmark printed, which may be any
+  // file they could read: closed by default. The other reads stay open either way.
+  bool public_reads = false;
 };
 
 // Reads a bisectd.yaml file over `config`. Every bad key is reported, one per line, "file:line: key: what".

@@ -20,7 +20,7 @@ FakeServer& shared_server() {
 
 using bisectd::cli::test::shared_server;
 
-TEST_CASE("cli::HttpClient GETs JSON without a token", "[cli][http]") {
+TEST_CASE("cli::HttpClient GETs JSON with its token (logs need it; the daemon keeps slots for it)", "[cli][http]") {
   FakeServer& server = shared_server();
   HttpClient client(server.url() + "/", std::string("test-token"));
   auto reply = client.get_json("/api/v1/status?x=1");
@@ -30,7 +30,11 @@ TEST_CASE("cli::HttpClient GETs JSON without a token", "[cli][http]") {
   CHECK(last["method"] == "GET");
   CHECK(last["path"] == "/api/v1/status");
   CHECK(last["query"] == "x=1");
-  CHECK(last["authorization"].is_null()); // reads never carry the token
+  CHECK(last["authorization"] == "Bearer test-token");
+
+  HttpClient anonymous(server.url(), std::nullopt);
+  REQUIRE(anonymous.get_json("/api/v1/status"));
+  CHECK(server.requests().back()["authorization"].is_null());
 }
 
 TEST_CASE("cli::HttpClient POSTs and DELETEs with the bearer token", "[cli][http]") {
