@@ -61,9 +61,11 @@ std::string metric_value(const nlohmann::json& sample, const std::string& metric
 // Runs a GET and prints either the JSON or the human rendering of the reply. `list_key`: the reply is a list
 // answer, whose every page is fetched.
 Status get_and_print(Context& context, const std::string& path, bool json,
-                     const std::function<std::string(const nlohmann::json&)>& render, const std::string& list_key = "") {
+                     const std::function<std::string(const nlohmann::json&)>& render,
+                     const std::string& list_key = "") {
   auto client = context.reader();
-  BISECTD_TRY_ASSIGN(nlohmann::json reply, list_key.empty() ? client.get_json(path) : client.get_all_pages(path, list_key));
+  BISECTD_TRY_ASSIGN(nlohmann::json reply,
+                     list_key.empty() ? client.get_json(path) : client.get_all_pages(path, list_key));
   if (json) {
     context.print_json(reply);
   } else {

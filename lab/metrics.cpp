@@ -185,7 +185,7 @@ private:
   }
 
   MetricSink& m_sink;
-  std::string m_path;                     // the dotted name of the current member
+  std::string m_path;                      // the dotted name of the current member
   std::vector<std::size_t> m_prefix_sizes; // m_path's length at each open object
   int m_arrays = 0;                        // depth inside arrays (their members are not metrics)
 };
@@ -287,8 +287,7 @@ ParsedMetrics parse_metrics_capped(std::string_view output, MetricFormat format,
   return format == MetricFormat::json ? parse_json(output, limits) : parse_lkp(output, limits);
 }
 
-std::map<std::string, double> parse_metrics(std::string_view output, MetricFormat format,
-                                            const MetricLimits& limits) {
+std::map<std::string, double> parse_metrics(std::string_view output, MetricFormat format, const MetricLimits& limits) {
   return parse_metrics_capped(output, format, limits).metrics;
 }
 

@@ -25,18 +25,18 @@ std::string decision(const storage::DetectionRow& d) {
 
 json detection_json(const storage::DetectionRow& d) {
   return {{"id", d.id},
-                   {"tree", d.tree},
-                   {"branch", d.branch},
-                   {"job", d.job},
-                   {"metric", d.metric},
-                   {"good", d.good},
-                   {"bad", d.bad},
-                   {"change", d.change},
-                   {"p_value", d.p_value},
-                   {"state", to_string(d.state)},
-                   {"decision", decision(d)},
-                   {"bisection_id", d.bisection_id == 0 ? json(nullptr) : json(d.bisection_id)},
-                   {"created_at", iso_or_null(d.created_at)}};
+          {"tree", d.tree},
+          {"branch", d.branch},
+          {"job", d.job},
+          {"metric", d.metric},
+          {"good", d.good},
+          {"bad", d.bad},
+          {"change", d.change},
+          {"p_value", d.p_value},
+          {"state", to_string(d.state)},
+          {"decision", decision(d)},
+          {"bisection_id", d.bisection_id == 0 ? json(nullptr) : json(d.bisection_id)},
+          {"created_at", iso_or_null(d.created_at)}};
 }
 
 } // namespace

@@ -24,9 +24,9 @@ class Session;
 // Who holds the server's connection slots. `open` and `anonymous_busy` are also released from pool threads (a
 // session whose answer was the last to hold it); the waiting list is touched on the io thread only.
 struct ConnectionSlots {
-  std::atomic<int> open{0};           // every connection that has a session and has not been evicted
-  std::atomic<int> anonymous_busy{0}; // requests without the token past their head, until answered
-  int waiting = 0;                    // connections still sending their head
+  std::atomic<int> open{0};                         // every connection that has a session and has not been evicted
+  std::atomic<int> anonymous_busy{0};               // requests without the token past their head, until answered
+  int waiting = 0;                                  // connections still sending their head
   std::deque<std::weak_ptr<Session>> waiting_order; // oldest first; finished entries are dropped lazily
 
   // Room for one more connection: the oldest ones still sending their head are closed while those exceed their

@@ -69,12 +69,12 @@ namespace {
 
 json job_json(ApiContext& c, const storage::JobRow& row) {
   json entry = {{"name", row.name}, {"path", row.path}, {"yaml", row.yaml}};
-    if (auto job = c.jobs.get(row.name)) {
-      entry["primary"] = (*job)->metrics.primary;
-      entry["direction"] =
-        (*job)->metrics.direction == bisect::Direction::higher_is_better ? "higher_is_better" : "lower_is_better";
-      entry["threshold"] = (*job)->metrics.threshold;
-    }
+  if (auto job = c.jobs.get(row.name)) {
+    entry["primary"] = (*job)->metrics.primary;
+    entry["direction"] =
+      (*job)->metrics.direction == bisect::Direction::higher_is_better ? "higher_is_better" : "lower_is_better";
+    entry["threshold"] = (*job)->metrics.threshold;
+  }
   return entry;
 }
 

@@ -411,8 +411,9 @@ MemoryStore::series_samples(const std::string& tree, const std::string& job, con
   return out;
 }
 
-Result<std::vector<SampleRow>> MemoryStore::samples_for_commit_prefix(const std::string& prefix, const std::string& tree,
-                                                                      std::int64_t after_id, std::size_t limit) {
+Result<std::vector<SampleRow>> MemoryStore::samples_for_commit_prefix(const std::string& prefix,
+                                                                      const std::string& tree, std::int64_t after_id,
+                                                                      std::size_t limit) {
   std::lock_guard lock(m_mutex);
   std::vector<SampleRow> out;
   for (const auto& s : m_samples) {

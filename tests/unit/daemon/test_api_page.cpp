@@ -17,8 +17,9 @@ TEST_CASE("api::parse_page: the default page, a smaller one, and a larger one cu
   CHECK(daemon::api::parse_page(Query{{"limit", "5"}, {"after", "41"}}, bounds)->limit == 5);
   CHECK(daemon::api::parse_page(Query{{"limit", "5"}, {"after", "41"}}, bounds)->after == "41");
   CHECK(daemon::api::parse_page(Query{{"limit", "1000000"}}, bounds)->limit == 100);
-  CHECK(daemon::api::parse_page(Query{{"limit", "99999999999999999999999"}}, bounds).error().message.starts_with(
-    "limit: "));
+  CHECK(daemon::api::parse_page(Query{{"limit", "99999999999999999999999"}}, bounds)
+          .error()
+          .message.starts_with("limit: "));
 }
 
 TEST_CASE("api::parse_page: a limit that is not a whole number from 1 is an error naming the field", "[daemon][api]") {
