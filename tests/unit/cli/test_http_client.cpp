@@ -114,3 +114,15 @@ TEST_CASE("cli url helpers", "[cli]") {
   CHECK(http_error(HttpResponse{500, "<html>oops</html>"}, "GET /x").message ==
         "HTTP 500 from GET /x: <html>oops</html>");
 }
+
+TEST_CASE("cli::HttpClient::get_all_pages follows the API's next cursor to the last page", "[cli][http]") {
+  FakeServer& server = shared_server();
+  HttpClient client(server.url(), std::nullopt);
+  auto all = client.get_all_pages("/api/v1/paged?tree=demo", "items");
+  REQUIRE(all);
+  CHECK((*all)["items"] == nlohmann::json{1, 2, 3});
+  CHECK((*all)["next"].is_null());
+  auto last = server.requests().back();
+  CHECK(last["path"] == "/api/v1/paged");
+  CHECK(last["query"] == "tree=demo&after=2");
+}
