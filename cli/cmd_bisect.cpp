@@ -33,7 +33,7 @@ Status list_bisections(Context& context, const BisectionsOptions& options) {
     BISECTD_TRY(validate_name(options.tree, "--tree"));
   }
   std::string path = "/api/v1/bisections" + query_string({{"tree", options.tree}, {"state", options.state}});
-  BISECTD_TRY_ASSIGN(nlohmann::json reply, context.reader().get_json(path));
+  BISECTD_TRY_ASSIGN(nlohmann::json reply, context.reader().get_all_pages(path, "bisections"));
   if (options.json) {
     context.print_json(reply);
   } else {

@@ -58,10 +58,14 @@ std::string metric_value(const nlohmann::json& sample, const std::string& metric
   return metrics.is_object() && metrics.contains(metric) ? field_text(metrics, metric.c_str()) : "-";
 }
 
-// Runs a GET and prints either the JSON or the human rendering of the reply.
+// Runs a GET and prints either the JSON or the human rendering of the reply. `list_key`: the reply is a list
+// answer, whose every page is fetched.
 Status get_and_print(Context& context, const std::string& path, bool json,
-                     const std::function<std::string(const nlohmann::json&)>& render) {
-  BISECTD_TRY_ASSIGN(nlohmann::json reply, context.reader().get_json(path));
+                     const std::function<std::string(const nlohmann::json&)>& render,
+                     const std::string& list_key = "") {
+  auto client = context.reader();
+  BISECTD_TRY_ASSIGN(nlohmann::json reply,
+                     list_key.empty() ? client.get_json(path) : client.get_all_pages(path, list_key));
   if (json) {
     context.print_json(reply);
   } else {
@@ -93,7 +97,7 @@ Status results(Context& context, const InfoOptions& options) {
   }
   std::string path = "/api/v1/results/" + url_encode(options.commit) +
                      query_string({{"tree", options.tree}, {"metric", options.metric}});
-  return get_and_print(context, path, options.json, render_results);
+  return get_and_print(context, path, options.json, render_results, "samples");
 }
 
 Status compare(Context& context, const InfoOptions& options) {
@@ -121,7 +125,7 @@ Status noise(Context& context, const InfoOptions& options) {
     BISECTD_TRY(validate_name(options.job, "--job"));
   }
   std::string path = "/api/v1/noise" + query_string({{"tree", options.tree}, {"job", options.job}});
-  return get_and_print(context, path, options.json, render_noise);
+  return get_and_print(context, path, options.json, render_noise, "metrics");
 }
 
 std::shared_ptr<InfoOptions> add_json_command(CLI::App& app, const char* name, const char* help, CLI::App*& command) {

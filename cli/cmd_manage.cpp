@@ -174,8 +174,9 @@ Status list_detections(Context& context, const DetectionsOptions& options) {
   if (!options.tree.empty()) {
     BISECTD_TRY(validate_name(options.tree, "--tree"));
   }
-  BISECTD_TRY_ASSIGN(nlohmann::json reply,
-                     context.reader().get_json("/api/v1/detections" + query_string({{"tree", options.tree}})));
+  BISECTD_TRY_ASSIGN(
+    nlohmann::json reply,
+    context.reader().get_all_pages("/api/v1/detections" + query_string({{"tree", options.tree}}), "detections"));
   if (options.json) {
     context.print_json(reply);
   } else {

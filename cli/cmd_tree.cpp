@@ -81,7 +81,7 @@ Status tree_add(Context& context, const TreeAddOptions& options) {
 }
 
 Status tree_list(Context& context, bool json) {
-  BISECTD_TRY_ASSIGN(nlohmann::json reply, context.reader().get_json("/api/v1/trees"));
+  BISECTD_TRY_ASSIGN(nlohmann::json reply, context.reader().get_all_pages("/api/v1/trees", "trees"));
   if (json) {
     context.print_json(reply);
   } else {

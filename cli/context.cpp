@@ -45,7 +45,15 @@ Result<std::string> read_token(const std::string& path) {
 std::string Context::server() const { return resolve_server(m_options.server, std::getenv("BISECTD_URL")); }
 
 HttpClient Context::reader(std::chrono::milliseconds timeout) const {
-  return HttpClient(server(), std::nullopt, HttpOptions{timeout});
+  std::string path = resolve_token_file(m_options.token_file, std::getenv("BISECTD_TOKEN_FILE"));
+  std::optional<std::string> token;
+  if (!path.empty()) {
+    token = read_token(path).value_or(""); // unreadable: most reads need no token; logs then answer 401
+    if (token->empty()) {
+      token.reset();
+    }
+  }
+  return HttpClient(server(), std::move(token), HttpOptions{timeout});
 }
 
 Result<HttpClient> Context::writer(std::chrono::milliseconds timeout) const {

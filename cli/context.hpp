@@ -51,7 +51,8 @@ public:
   // The daemon's URL after applying the precedence rules.
   [[nodiscard]] std::string server() const;
 
-  // A client for reads (no token needed).
+  // A client for reads, carrying the token when a token file is configured and readable (logs need it; the
+  // daemon keeps connection slots for it). An unreadable file is no error here: most reads need no token.
   [[nodiscard]] HttpClient reader(std::chrono::milliseconds timeout = std::chrono::seconds(30)) const;
 
   // A client for writes, carrying the token when a token file is configured (errors: unreadable file).

@@ -95,8 +95,8 @@ Result<HttpResponse> HttpClient::request(HttpMethod method, std::string_view pat
   std::string payload = body ? body->dump() : std::string();
   HttpResponse response;
   char detail[CURL_ERROR_SIZE] = {};
-  // Reads never carry the token: it only ever leaves this process for a write.
-  HeaderList headers = make_headers(body.has_value(), method != HttpMethod::get ? m_token : std::nullopt);
+  // Reads carry the token too: logs need it, and the daemon keeps connection slots for its holder.
+  HeaderList headers = make_headers(body.has_value(), m_token);
   CURL* h = curl.get();
   curl_easy_setopt(h, CURLOPT_URL, url.c_str());
   curl_easy_setopt(h, CURLOPT_CUSTOMREQUEST, method_name(method));
@@ -136,6 +136,24 @@ Result<nlohmann::json> HttpClient::call_json(HttpMethod method, std::string_view
 
 Result<nlohmann::json> HttpClient::get_json(std::string_view path) const {
   return call_json(HttpMethod::get, path, std::nullopt);
+}
+
+Result<nlohmann::json> HttpClient::get_all_pages(std::string_view path, const std::string& array_key,
+                                                 int max_pages) const {
+  BISECTD_TRY_ASSIGN(nlohmann::json reply, get_json(path));
+  char separator = path.find('?') == std::string_view::npos ? '?' : '&';
+  for (int page = 1; page < max_pages && reply.contains("next") && reply["next"].is_string(); ++page) {
+    auto next_path = std::string(path) + separator + "after=" + url_encode(reply["next"].get<std::string>());
+    BISECTD_TRY_ASSIGN(nlohmann::json more, get_json(next_path));
+    if (!more.contains(array_key) || !more[array_key].is_array() || !reply[array_key].is_array()) {
+      return make_error(ErrorCode::generic, "GET " + next_path + ": the reply has no '" + array_key + "' list");
+    }
+    for (auto& item : more[array_key]) {
+      reply[array_key].push_back(std::move(item));
+    }
+    reply["next"] = more.contains("next") ? more["next"] : nlohmann::json(nullptr);
+  }
+  return reply;
 }
 
 Result<nlohmann::json> HttpClient::post_json(std::string_view path, const nlohmann::json& body) const {

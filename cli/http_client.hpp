@@ -29,7 +29,7 @@ struct HttpOptions {
 class HttpClient {
 public:
   // `base_url` like "http://127.0.0.1:8765" (a trailing slash is dropped). `token`, when set, is sent
-  // as "Authorization: Bearer <token>" on POST and DELETE only.
+  // as "Authorization: Bearer <token>" with every request.
   HttpClient(std::string base_url, std::optional<std::string> token, HttpOptions options = {});
 
   // Performs one request; `path` starts with "/". Errors: ErrorCode::unreachable ("cannot reach
@@ -40,6 +40,10 @@ public:
   // request() + JSON decoding. A non-2xx status becomes an Error carrying the server's "error"
   // field (404 -> not_found, 409 -> conflict, other -> generic; never invalid_input).
   Result<nlohmann::json> get_json(std::string_view path) const;
+  // get_json of a list answer and of every page after it (the API's "next" cursor, docs/API.md), at most
+  // `max_pages` requests: one reply whose `array_key` holds the items of all of them ("next" is null unless the
+  // pages ran out first).
+  Result<nlohmann::json> get_all_pages(std::string_view path, const std::string& array_key, int max_pages = 200) const;
   Result<nlohmann::json> post_json(std::string_view path, const nlohmann::json& body) const;
   Result<nlohmann::json> delete_json(std::string_view path) const;
 

@@ -148,6 +148,7 @@ void Daemon::wire_rooms(const std::string& token) {
                               .poll_interval = m_config.poll_interval,
                               .data_dir = m_config.data_dir,
                               .started_at = m_started_at,
+                              .public_reads = m_config.public_reads,
                               .release_machine = {}};
   api_context.release_machine = [this, wake](const std::string& name) -> Result<bool> {
     if (m_machines->slot_of(name) < 0) {

@@ -160,7 +160,7 @@ RunResult run_result(const ConsoleRun& run, const VisitRequest& request, const s
   result.metrics.merge(monitors::system_metrics(request.run.monitors, run.before, run.after, run.seconds));
   result.metrics.merge(perf_metrics(request.run.perf, run.perf, run.seconds));
   result.log_path = request.log_dir / (boot_id + "-run" + std::to_string(run.index) + ".log");
-  if (auto written = base::write_file_atomic(result.log_path, run.output); !written) {
+  if (auto written = base::write_file_atomic(result.log_path, run.output + result.log_note); !written) {
     spdlog::warn("{}: {}", backend, written.error().message);
   }
   return result;

@@ -60,6 +60,9 @@ void judge_logged_run(const VisitRequest& request, const base::ExitStatus& statu
     return;
   }
   judge_run(run, *output, request.run, status.ok() ? "" : "benchmark " + status.describe());
+  if (!run.log_note.empty()) {
+    (void)base::append_file(run.log_path, run.log_note); // the run's log says what its metrics lost
+  }
 }
 
 } // namespace

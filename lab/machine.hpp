@@ -32,6 +32,13 @@ struct MachineSpec {
 
 enum class MetricFormat { lkp, json };
 
+// What one run may add: a benchmark printing a million distinct names must not become a million rows (nor a
+// million map entries while parsing). Past the cap, new names are dropped (names already kept still average).
+struct MetricLimits {
+  std::size_t max_metrics = 10'000;
+  std::size_t max_name_bytes = 256; // perf-profile call chains are long; anything longer is junk
+};
+
 // What to run, from the job file's `run:` and `metrics:` sections.
 struct RunSpec {
   std::vector<std::string> command; // argv; never through a shell
@@ -90,6 +97,7 @@ struct RunResult {
   std::map<std::string, double> metrics;
   std::string error; // why not ok
   std::filesystem::path log_path;
+  std::string log_note; // a line the backend appends to the run's log (metrics dropped past the limits), or empty
   double seconds = 0;
 };
 

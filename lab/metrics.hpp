@@ -10,15 +10,31 @@
 
 namespace bisectd::lab {
 
+// The metrics of one output and what the limits left out (counted in lines for LKP, members for JSON).
+struct ParsedMetrics {
+  std::map<std::string, double> metrics;
+  std::size_t dropped_over_cap = 0;
+  std::size_t dropped_long_names = 0;
+};
+
+// The line a run's log gets when metrics were dropped; empty when none were.
+std::string dropped_metrics_note(const ParsedMetrics& parsed, const MetricLimits& limits);
+
+// parse_metrics within `limits`.
+ParsedMetrics parse_metrics_capped(std::string_view output, MetricFormat format, const MetricLimits& limits);
+
 // LKP: every line `name: number` (name without spaces) becomes a metric; other lines are ignored.
 // JSON: the last top-level JSON object in the output; its numeric members (nested objects flattened
 // with '.') become metrics. Non-numeric values are ignored.
-std::map<std::string, double> parse_metrics(std::string_view output, MetricFormat format);
+std::map<std::string, double> parse_metrics(std::string_view output, MetricFormat format,
+                                            const MetricLimits& limits = {});
 
 // Judges one finished benchmark run the same way on every backend: fills `run`'s metrics from `output`, and its
 // ok and error. `exit_problem` is how the benchmark ended when that was not a clean exit 0 ("benchmark exit 3",
 // "no end marker"), empty otherwise; it is the error when set. A run without the primary metric fails with a
-// reason that points at the output ("line 3: 'fast' is not a number", "the output is empty").
-void judge_run(RunResult& run, std::string_view output, const RunSpec& spec, std::string exit_problem);
+// reason that points at the output ("line 3: 'fast' is not a number", "the output is empty"). Metrics dropped by
+// `limits` are said in run.log_note, for the backend to append to the run's log.
+void judge_run(RunResult& run, std::string_view output, const RunSpec& spec, std::string exit_problem,
+               const MetricLimits& limits = {});
 
 } // namespace bisectd::lab

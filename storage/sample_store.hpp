@@ -12,6 +12,8 @@
 
 namespace bisectd::storage {
 
+inline constexpr std::size_t k_all_samples = static_cast<std::size_t>(INT64_MAX);
+
 class SampleStore {
 public:
   virtual ~SampleStore() = default;
@@ -32,8 +34,10 @@ public:
   virtual Result<std::vector<std::pair<std::string, MetricSample>>>
   series_samples(const std::string& tree, const std::string& job, const std::string& group,
                  const std::vector<std::string>& metrics) = 0;
-  virtual Result<std::vector<SampleRow>> samples_for_commit_prefix(const std::string& prefix,
-                                                                   const std::string& tree) = 0;
+  // The samples whose commit starts with `prefix` (of `tree` unless empty), in time order: at most `limit` of those
+  // with an id above `after_id` (a page of GET /results; 0 and k_all_samples for every one).
+  virtual Result<std::vector<SampleRow>> samples_for_commit_prefix(const std::string& prefix, const std::string& tree,
+                                                                   std::int64_t after_id, std::size_t limit) = 0;
   virtual Result<std::vector<SampleRow>> samples_for_job(const std::string& job) = 0;
 
   // Raises `flag` for (job, commit, variant); returns its new count.

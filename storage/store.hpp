@@ -76,7 +76,8 @@ public:
   Result<std::vector<std::pair<std::string, MetricSample>>>
   series_samples(const std::string& tree, const std::string& job, const std::string& group,
                  const std::vector<std::string>& metrics) override;
-  Result<std::vector<SampleRow>> samples_for_commit_prefix(const std::string& prefix, const std::string& tree) override;
+  Result<std::vector<SampleRow>> samples_for_commit_prefix(const std::string& prefix, const std::string& tree,
+                                                           std::int64_t after_id, std::size_t limit) override;
   Result<std::vector<SampleRow>> samples_for_job(const std::string& job) override;
   Result<std::int64_t> add_flag(const std::string& job, const std::string& commit, const std::string& variant,
                                 CommitFlag flag, const std::string& message) override;

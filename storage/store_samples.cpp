@@ -63,14 +63,33 @@ Status fill_metrics(Connection& connection, std::vector<SampleRow>& rows) {
   return {};
 }
 
+// `limit`: at most that many (the first ones in time order), counted before any metric is read.
 Result<std::vector<SampleRow>> samples_where(Connection& connection, const std::string& where,
-                                             const std::vector<Value>& params) {
+                                             std::vector<Value> params, std::size_t limit = k_all_samples) {
+  params.push_back(integer(static_cast<std::int64_t>(std::min(limit, k_all_samples))));
   BISECTD_TRY_ASSIGN(auto rows, query<SampleRow>(connection,
                                                  "SELECT " + std::string(k_sample_columns) + " FROM samples WHERE " +
-                                                   where + " ORDER BY id",
+                                                   where + " ORDER BY id LIMIT ?",
                                                  params, read_sample));
   BISECTD_TRY(fill_metrics(connection, rows));
   return rows;
+}
+
+// A sample's metrics in multi-row INSERTs: a run may carry 10,000 metrics, and one statement prepared per metric
+// held the database (and every API read waiting on it) for seconds.
+Status insert_metrics(Connection& connection, std::int64_t sample_id, const std::map<std::string, double>& metrics) {
+  constexpr std::size_t k_rows = 300; // 3 parameters each: below SQLite's bound-parameter limit
+  auto it = metrics.begin();
+  while (it != metrics.end()) {
+    std::string sql = "INSERT INTO sample_metrics (sample_id, name, value) VALUES ";
+    std::vector<Value> params;
+    for (std::size_t row = 0; row < k_rows && it != metrics.end(); ++row, ++it) {
+      sql += row == 0 ? "(?, ?, ?)" : ", (?, ?, ?)";
+      params.insert(params.end(), {integer(sample_id), text(it->first), Value(it->second)});
+    }
+    BISECTD_TRY(connection.run(sql, params));
+  }
+  return {};
 }
 
 } // namespace
@@ -85,11 +104,7 @@ Status Store::finish_request(std::int64_t id, const std::vector<SampleRow>& samp
       "log_path, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
       {integer(id), text(s.tree), text(s.job), text(s.commit), text(s.variant), text(s.machine), text(s.boot_id),
        integer(s.run), integer(s.verification ? 1 : 0), text(s.log_path), integer(now)}));
-    auto sample_id = m_connection->last_insert_id();
-    for (const auto& [name, value] : s.metrics) {
-      BISECTD_TRY(m_connection->run("INSERT INTO sample_metrics (sample_id, name, value) VALUES (?, ?, ?)",
-                                    {integer(sample_id), text(name), Value(value)}));
-    }
+    BISECTD_TRY(insert_metrics(*m_connection, m_connection->last_insert_id(), s.metrics));
   }
   BISECTD_TRY(m_connection->run("UPDATE requests SET state = 'done', error = NULL, updated_at = ? WHERE id = ?",
                                 {integer(now), integer(id)}));
@@ -160,14 +175,15 @@ Store::series_samples(const std::string& tree, const std::string& job, const std
   return all;
 }
 
-Result<std::vector<SampleRow>> Store::samples_for_commit_prefix(const std::string& prefix, const std::string& tree) {
-  std::string where = "substr(commit_sha, 1, ?) = ?";
-  std::vector<Value> params{integer(static_cast<std::int64_t>(prefix.size())), text(prefix)};
+Result<std::vector<SampleRow>> Store::samples_for_commit_prefix(const std::string& prefix, const std::string& tree,
+                                                                std::int64_t after_id, std::size_t limit) {
+  std::string where = "substr(commit_sha, 1, ?) = ? AND id > ?";
+  std::vector<Value> params{integer(static_cast<std::int64_t>(prefix.size())), text(prefix), integer(after_id)};
   if (!tree.empty()) {
     where += " AND tree = ?";
     params.push_back(text(tree));
   }
-  return samples_where(*m_connection, where, params);
+  return samples_where(*m_connection, where, params, limit);
 }
 
 Result<std::vector<SampleRow>> Store::samples_for_job(const std::string& job) {

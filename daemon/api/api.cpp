@@ -65,10 +65,17 @@ HttpResponse Api::handle(const HttpRequest& request) {
 HttpResponse Api::route(const HttpRequest& request) {
   auto question = request.target.find('?');
   auto path = request.target.substr(0, question);
-  // Reads are open; every other method writes and needs the token, whatever the path.
+  // Every method but GET writes and needs the token, whatever the path.
   if (request.method != "GET" && !authorized(request.authorization) &&
       !lava_callback_authorized(path, request.authorization)) {
     return error_response(401, "a valid token is required for " + request.method + " (Authorization: Bearer ...)");
+  }
+  // Reads are open, but logs carry what a tree's code printed (a build can print any file it could read): they
+  // need the token unless the config opens them (public_reads: true).
+  if (request.method == "GET" && path.starts_with("/api/v1/logs/") && !m_context.public_reads &&
+      !authorized(request.authorization)) {
+    return error_response(401, "a valid token is required to read logs (Authorization: Bearer ...; the daemon's "
+                               "public_reads: true opens them)");
   }
   Call call;
   call.query = parse_query(question == std::string::npos ? "" : request.target.substr(question + 1));

@@ -1,5 +1,6 @@
 // GET (list), POST (start) of bisections, and a bisection's report.
 #include "daemon/api/body.hpp"
+#include "daemon/api/page.hpp"
 #include "daemon/api/resources.hpp"
 #include "daemon/api/views.hpp"
 
@@ -12,19 +13,24 @@ using nlohmann::json;
 HttpResponse get_bisections(ApiContext& c, const Call& call) {
   auto tree = call.query_or("tree");
   auto state_name = call.query_or("state");
+  auto page = parse_page(call.query, {});
+  auto after = page ? page_after_id(*page) : Result<std::int64_t>(0);
+  if (!page || !after) {
+    return error_response(page ? after.error() : page.error());
+  }
   auto state = storage::parse_bisection_state(state_name);
-  if (!state_name.empty() && !state) {
-    return json_response(200, {{"bisections", json::array()}}); // no bisection is in a state that does not exist
+  if (!state_name.empty() && !state) { // no bisection is in a state that does not exist
+    return json_response(200, {{"bisections", json::array()}, {"next", nullptr}});
   }
   auto rows = c.bisections.bisections(tree, state);
   if (!rows) {
     return error_response(500, rows.error().message);
   }
-  json out = json::array();
-  for (const auto& b : *rows) {
-    out.push_back(bisection_summary(b, ""));
-  }
-  return json_response(200, {{"bisections", out}});
+  json next;
+  auto out = page_of(
+    *rows, *page, [&](const auto& b) { return b.id < *after; }, // newest first
+    [](const auto& b) { return std::to_string(b.id); }, [](const auto& b) { return bisection_summary(b, ""); }, next);
+  return json_response(200, {{"bisections", out}, {"next", next}});
 }
 
 namespace {

@@ -38,7 +38,7 @@ Status load_side(ApiContext& c, const std::string& tree, Side& side) {
     }
     BISECTD_TRY_ASSIGN(prefix, resolve_commit(c, tree, side.given));
   }
-  BISECTD_TRY_ASSIGN(auto rows, c.samples.samples_for_commit_prefix(prefix, tree));
+  BISECTD_TRY_ASSIGN(auto rows, c.samples.samples_for_commit_prefix(prefix, tree, 0, storage::k_all_samples));
   std::set<std::string> commits;
   for (auto& s : rows) {
     if (s.variant.empty()) { // verification builds (reverts, forced alignment) are other binaries

@@ -1,5 +1,6 @@
 // GET every head comparison the watcher made and what it decided.
 #include "base/strings.hpp"
+#include "daemon/api/page.hpp"
 #include "daemon/api/resources.hpp"
 #include "daemon/api/views.hpp"
 
@@ -22,30 +23,39 @@ std::string decision(const storage::DetectionRow& d) {
   return "";
 }
 
+json detection_json(const storage::DetectionRow& d) {
+  return {{"id", d.id},
+          {"tree", d.tree},
+          {"branch", d.branch},
+          {"job", d.job},
+          {"metric", d.metric},
+          {"good", d.good},
+          {"bad", d.bad},
+          {"change", d.change},
+          {"p_value", d.p_value},
+          {"state", to_string(d.state)},
+          {"decision", decision(d)},
+          {"bisection_id", d.bisection_id == 0 ? json(nullptr) : json(d.bisection_id)},
+          {"created_at", iso_or_null(d.created_at)}};
+}
+
 } // namespace
 
 HttpResponse get_detections(ApiContext& c, const Call& call) {
+  auto page = parse_page(call.query, {});
+  auto after = page ? page_after_id(*page) : Result<std::int64_t>(0);
+  if (!page || !after) {
+    return error_response(page ? after.error() : page.error());
+  }
   auto rows = c.detections.detections(call.query_or("tree"));
   if (!rows) {
     return error_response(rows.error());
   }
-  json out = json::array();
-  for (const auto& d : *rows) {
-    out.push_back({{"id", d.id},
-                   {"tree", d.tree},
-                   {"branch", d.branch},
-                   {"job", d.job},
-                   {"metric", d.metric},
-                   {"good", d.good},
-                   {"bad", d.bad},
-                   {"change", d.change},
-                   {"p_value", d.p_value},
-                   {"state", to_string(d.state)},
-                   {"decision", decision(d)},
-                   {"bisection_id", d.bisection_id == 0 ? json(nullptr) : json(d.bisection_id)},
-                   {"created_at", iso_or_null(d.created_at)}});
-  }
-  return json_response(200, {{"detections", out}});
+  json next;
+  auto out = page_of(
+    *rows, *page, [&](const auto& d) { return d.id < *after; }, // newest first
+    [](const auto& d) { return std::to_string(d.id); }, detection_json, next);
+  return json_response(200, {{"detections", out}, {"next", next}});
 }
 
 } // namespace bisectd::daemon::api

@@ -6,6 +6,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
+#include <deque>
 #include <optional>
 
 namespace bisectd::daemon::api {
@@ -16,24 +18,50 @@ namespace http = beast::http;
 using tcp = asio::ip::tcp;
 
 namespace {
+class Session;
+} // namespace
+
+// Who holds the server's connection slots. `open` and `anonymous_busy` are also released from pool threads (a
+// session whose answer was the last to hold it); the waiting list is touched on the io thread only.
+struct ConnectionSlots {
+  std::atomic<int> open{0};                         // every connection that has a session and has not been evicted
+  std::atomic<int> anonymous_busy{0};               // requests without the token past their head, until answered
+  int waiting = 0;                                  // connections still sending their head
+  std::deque<std::weak_ptr<Session>> waiting_order; // oldest first; finished entries are dropped lazily
+
+  // Room for one more connection: the oldest ones still sending their head are closed while those exceed their
+  // share, or while every slot is taken.
+  void make_room(const HttpLimits& limits);
+};
+
+namespace {
 
 // One connection: read the header, check it, read the body, hand the request to the pool, write the answer, close.
 class Session : public std::enable_shared_from_this<Session> {
 public:
   Session(tcp::socket socket, asio::io_context& io, asio::thread_pool& pool, Api& api, const HttpLimits& limits,
-          bool loopback, std::shared_ptr<std::atomic<int>> open)
+          bool loopback, std::shared_ptr<ConnectionSlots> slots)
       : m_stream(std::move(socket)), m_io(io), m_pool(pool), m_api(api), m_limits(limits), m_loopback(loopback),
-        m_open(std::move(open)) {
-    ++*m_open;
+        m_slots(std::move(slots)) {
+    ++m_slots->open;
   }
-  ~Session() { --*m_open; }
+  ~Session() {
+    release_slot();
+    if (m_anonymous) {
+      --m_slots->anonymous_busy;
+    }
+  }
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
   void start() {
     m_parser.header_limit(static_cast<std::uint32_t>(m_limits.max_header_bytes));
     m_parser.body_limit(m_limits.max_body_bytes);
-    m_stream.expires_after(m_limits.request_timeout);
+    // Only a short while to send the head: an idle connection must not hold a slot for the whole request timeout.
+    m_stream.expires_after(m_limits.header_timeout);
+    m_waiting = true;
+    ++m_slots->waiting;
+    m_slots->waiting_order.push_back(weak_from_this());
     http::async_read_header(m_stream, m_buffer, m_parser,
                             [self = shared_from_this()](beast::error_code ec, std::size_t) { self->on_header(ec); });
   }
@@ -41,7 +69,30 @@ public:
   // The answer to a client over the connection cap, without reading its request.
   void refuse() { respond(error_response(503, "too many connections; try again"), 11); }
 
+  [[nodiscard]] bool waiting() const { return m_waiting; }
+
+  // Closes a connection still sending its head, to make room; its slot is free at once.
+  void evict() {
+    stop_waiting();
+    release_slot();
+    m_stream.close();
+  }
+
 private:
+  void stop_waiting() {
+    if (m_waiting) {
+      m_waiting = false;
+      --m_slots->waiting;
+    }
+  }
+
+  void release_slot() {
+    if (!m_released) {
+      m_released = true;
+      --m_slots->open;
+    }
+  }
+
   // A parse error's status. Beast reports a Content-Length over the body limit while it reads the header.
   static int status_for(beast::error_code ec) {
     return ec == http::error::header_limit ? 431 : ec == http::error::body_limit ? 413 : 400;
@@ -62,8 +113,10 @@ private:
   }
 
   void on_header(beast::error_code ec) {
+    stop_waiting();
     if (ec) {
-      if (ec != http::error::end_of_stream) {
+      // Timed out (the stream is closed), evicted, or gone: nobody to answer.
+      if (ec != http::error::end_of_stream && ec != beast::error::timeout && ec != asio::error::operation_aborted) {
         respond(error_response(status_for(ec), "bad HTTP request: " + ec.message()), 11);
       }
       return;
@@ -72,8 +125,29 @@ private:
       respond(*refused, m_parser.get().version());
       return;
     }
+    if (!has_token() && !take_anonymous_slot()) {
+      respond(error_response(503, "too many requests without a token; try again"), m_parser.get().version());
+      return;
+    }
+    m_stream.expires_after(m_limits.request_timeout);
     http::async_read(m_stream, m_buffer, m_parser,
                      [self = shared_from_this()](beast::error_code read, std::size_t) { self->on_read(read); });
+  }
+
+  [[nodiscard]] bool has_token() {
+    auto& req = m_parser.get();
+    auto authorization = std::string(req[http::field::authorization]);
+    return m_api.authorized(authorization) || m_api.lava_callback_authorized(std::string(req.target()), authorization);
+  }
+
+  // Requests without the token share what the reserved slots leave.
+  bool take_anonymous_slot() {
+    if (++m_slots->anonymous_busy > m_limits.max_connections - m_limits.reserved_for_token) {
+      --m_slots->anonymous_busy;
+      return false;
+    }
+    m_anonymous = true;
+    return true;
   }
 
   void on_read(beast::error_code ec) {
@@ -113,13 +187,31 @@ private:
   Api& m_api;
   const HttpLimits& m_limits;
   bool m_loopback;
-  std::shared_ptr<std::atomic<int>> m_open;
+  std::shared_ptr<ConnectionSlots> m_slots;
+  bool m_waiting = false;   // still sending its head (io thread only)
+  bool m_released = false;  // its slot is given back (evicted, or destroyed)
+  bool m_anonymous = false; // holds one of the slots of requests without the token
   beast::flat_buffer m_buffer;
   http::request_parser<http::string_body> m_parser;
   std::shared_ptr<http::response<http::string_body>> m_response;
 };
 
 } // namespace
+
+void ConnectionSlots::make_room(const HttpLimits& limits) {
+  int waiting_share = limits.max_connections - limits.reserved_for_token;
+  while ((waiting >= waiting_share || open >= limits.max_connections) && !waiting_order.empty()) {
+    auto oldest = waiting_order.front().lock();
+    waiting_order.pop_front();
+    if (oldest && oldest->waiting()) {
+      oldest->evict();
+    }
+  }
+}
+
+HttpServer::HttpServer(asio::io_context& io, asio::thread_pool& pool, Api& api, HttpLimits limits)
+    : m_io(io), m_pool(pool), m_api(api), m_limits(limits), m_acceptor(io), m_backoff_timer(io),
+      m_slots(std::make_shared<ConnectionSlots>()) {}
 
 bool is_loopback_host(std::string_view host) {
   std::string name(host);
@@ -200,8 +292,9 @@ void HttpServer::accept() {
       return;
     }
     m_backoff = std::chrono::milliseconds(0);
-    auto session = std::make_shared<Session>(std::move(socket), m_io, m_pool, m_api, m_limits, m_loopback, m_open);
-    if (m_open->load() > m_limits.max_connections) {
+    m_slots->make_room(m_limits);
+    auto session = std::make_shared<Session>(std::move(socket), m_io, m_pool, m_api, m_limits, m_loopback, m_slots);
+    if (m_slots->open.load() > m_limits.max_connections) {
       session->refuse();
     } else {
       session->start();

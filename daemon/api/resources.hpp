@@ -45,6 +45,7 @@ struct ApiContext {
   std::chrono::seconds poll_interval;                                        // a new tree's default
   std::filesystem::path data_dir;                                            // shown by status
   std::int64_t started_at = 0;                                               // unix time, for status' uptime
+  bool public_reads = false;                                                 // logs readable without the token
   std::shared_ptr<std::mutex> tree_changes = std::make_shared<std::mutex>(); // serialises tree adds
   // Returns a quarantined machine to service: false when it was not quarantined, not_found for no such machine.
   std::function<Result<bool>(const std::string& name)> release_machine;

@@ -1,6 +1,7 @@
 // GET a commit's samples and a job's noise.
 #include "base/glob.hpp"
 #include "bisect/detect.hpp"
+#include "daemon/api/page.hpp"
 #include "daemon/api/resources.hpp"
 #include "daemon/api/views.hpp"
 
@@ -38,6 +39,11 @@ Result<bool> query_flag(const Call& call, const std::string& key) {
 
 namespace {
 
+// A page of /results: a sample may carry 10,000 metrics, so a page holds few of them.
+constexpr PageBounds k_sample_page{.default_limit = 20, .max_limit = 100};
+// A page of /noise: metric names.
+constexpr PageBounds k_noise_page{.default_limit = 500, .max_limit = 2000};
+
 // Only the metrics whose names match `glob`; a sample left with none is left out.
 std::vector<storage::SampleRow> keep_metrics(std::vector<storage::SampleRow> rows, const std::string& glob) {
   std::vector<storage::SampleRow> out;
@@ -59,6 +65,11 @@ HttpResponse get_results(ApiContext& c, const Call& call) {
   if (auto bad = base::glob_error(metric); !metric.empty() && bad) {
     return error_response(400, "metric: '" + metric + "': " + *bad);
   }
+  auto page = parse_page(call.query, k_sample_page);
+  auto after = page ? page_after_id(*page) : Result<std::int64_t>(0);
+  if (!page || !after) {
+    return error_response(page ? after.error() : page.error());
+  }
   bool hex = commit.size() >= 7 && commit.find_first_not_of("0123456789abcdef") == std::string::npos;
   if (!hex && tree.empty()) {
     return error_response(400, "commit: '" + commit + "' is not a sha (at least 7 hex digits); a ref needs ?tree=");
@@ -70,9 +81,15 @@ HttpResponse get_results(ApiContext& c, const Call& call) {
     }
     commit = *resolved;
   }
-  auto rows = c.samples.samples_for_commit_prefix(commit, tree);
+  // One more than the page: whether a next page exists, without counting them all.
+  auto rows = c.samples.samples_for_commit_prefix(commit, tree, *after, page->limit + 1);
   if (!rows) {
     return error_response(500, rows.error().message);
+  }
+  json next = nullptr;
+  if (rows->size() > page->limit) {
+    rows->resize(page->limit);
+    next = std::to_string(rows->back().id);
   }
   auto kept = metric.empty() ? std::move(*rows) : keep_metrics(std::move(*rows), metric);
   json samples = json::array();
@@ -86,7 +103,7 @@ HttpResponse get_results(ApiContext& c, const Call& call) {
                        {"metrics", s.metrics},
                        {"created_at", iso_or_null(s.created_at)}});
   }
-  return json_response(200, {{"commit", commit}, {"samples", samples}});
+  return json_response(200, {{"commit", commit}, {"samples", samples}, {"next", next}});
 }
 
 HttpResponse get_noise(ApiContext& c, const Call& call) {
@@ -104,6 +121,10 @@ HttpResponse get_noise(ApiContext& c, const Call& call) {
   }
   if (job_name.empty()) {
     return error_response(400, "noise: name a tree or a job (?tree=NAME or ?job=NAME)");
+  }
+  auto page = parse_page(call.query, k_noise_page);
+  if (!page) {
+    return error_response(page.error());
   }
   auto rows = c.samples.samples_for_job(job_name);
   if (!rows) {
@@ -127,8 +148,15 @@ HttpResponse get_noise(ApiContext& c, const Call& call) {
       series[name][it->second].samples.push_back(value);
     }
   }
+  // One page of metric names (after ?after=, in name order).
   json out = json::array();
-  for (const auto& [name, points] : series) {
+  json next = nullptr;
+  for (auto it = series.upper_bound(page->after); it != series.end(); ++it) {
+    if (out.size() == page->limit) {
+      next = out.back()["name"];
+      break;
+    }
+    const auto& [name, points] = *it;
     auto estimate = bisect::estimate_noise(points);
     json entry = {{"name", name},
                   {"commits", estimate.commits},
@@ -142,7 +170,7 @@ HttpResponse get_noise(ApiContext& c, const Call& call) {
     entry["confirm_runs_for_threshold"] = threshold > 0 ? json(estimate.confirm_runs_for(threshold)) : json(nullptr);
     out.push_back(entry);
   }
-  json body = {{"tree", tree}, {"job", job_name}, {"metrics", out}};
+  json body = {{"tree", tree}, {"job", job_name}, {"metrics", out}, {"next", next}};
   body["threshold"] = threshold > 0 ? json(threshold) : json(nullptr);
   return json_response(200, body);
 }

@@ -1,5 +1,6 @@
 // GET status, machines, jobs.
 #include "base/clock.hpp"
+#include "daemon/api/page.hpp"
 #include "daemon/api/resources.hpp"
 #include "daemon/api/views.hpp"
 
@@ -76,19 +77,32 @@ HttpResponse get_status(ApiContext& c, const Call&) {
                              {"watch_errors", watch_errors_json(c.trees)}});
 }
 
-HttpResponse get_jobs(ApiContext& c, const Call&) {
-  json out = json::array();
-  for (const auto& row : c.trees.jobs().value_or(std::vector<storage::JobRow>{})) {
-    json entry = {{"name", row.name}, {"path", row.path}, {"yaml", row.yaml}};
-    if (auto job = c.jobs.get(row.name)) {
-      entry["primary"] = (*job)->metrics.primary;
-      entry["direction"] =
-        (*job)->metrics.direction == bisect::Direction::higher_is_better ? "higher_is_better" : "lower_is_better";
-      entry["threshold"] = (*job)->metrics.threshold;
-    }
-    out.push_back(entry);
+namespace {
+
+json job_json(ApiContext& c, const storage::JobRow& row) {
+  json entry = {{"name", row.name}, {"path", row.path}, {"yaml", row.yaml}};
+  if (auto job = c.jobs.get(row.name)) {
+    entry["primary"] = (*job)->metrics.primary;
+    entry["direction"] =
+      (*job)->metrics.direction == bisect::Direction::higher_is_better ? "higher_is_better" : "lower_is_better";
+    entry["threshold"] = (*job)->metrics.threshold;
   }
-  return json_response(200, {{"jobs", out}});
+  return entry;
+}
+
+} // namespace
+
+HttpResponse get_jobs(ApiContext& c, const Call& call) {
+  auto page = parse_page(call.query, {});
+  if (!page) {
+    return error_response(page.error());
+  }
+  json next;
+  auto out = page_of(
+    c.trees.jobs().value_or(std::vector<storage::JobRow>{}), *page,
+    [&](const auto& row) { return row.name > page->after; }, // by name
+    [](const auto& row) { return row.name; }, [&](const auto& row) { return job_json(c, row); }, next);
+  return json_response(200, {{"jobs", out}, {"next", next}});
 }
 
 } // namespace bisectd::daemon::api

@@ -1,6 +1,7 @@
 // GET, POST and DELETE of trees.
 #include "base/strings.hpp"
 #include "daemon/api/body.hpp"
+#include "daemon/api/page.hpp"
 #include "daemon/api/resources.hpp"
 #include "daemon/api/views.hpp"
 #include "daemon/config/job_file.hpp"
@@ -157,12 +158,17 @@ Status add_tree(ApiContext& c, const NewTree& t) {
 
 } // namespace
 
-HttpResponse get_trees(ApiContext& c, const Call&) {
-  json out = json::array();
-  for (const auto& tree : c.trees.trees().value_or(std::vector<storage::TreeRow>{})) {
-    out.push_back(tree_json(tree, c.trees));
+HttpResponse get_trees(ApiContext& c, const Call& call) {
+  auto page = parse_page(call.query, {});
+  if (!page) {
+    return error_response(page.error());
   }
-  return json_response(200, {{"trees", out}});
+  json next;
+  auto out = page_of(
+    c.trees.trees().value_or(std::vector<storage::TreeRow>{}), *page,
+    [&](const auto& tree) { return tree.name > page->after; }, // by name
+    [](const auto& tree) { return tree.name; }, [&](const auto& tree) { return tree_json(tree, c.trees); }, next);
+  return json_response(200, {{"trees", out}, {"next", next}});
 }
 
 HttpResponse post_tree(ApiContext& c, const Call& call) {

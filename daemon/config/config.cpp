@@ -95,7 +95,7 @@ Status parse_config(const std::string& text, const fs::path& path, Config& confi
   config.secret_files.push_back(fs::absolute(path)); // its mail.user and paths are no business of the tree's code
   r.check_keys(root, "",
                {"data_dir", "listen", "token_file", "mail", "lab", "poll_interval", "cache_dir", "confirm_runs",
-                "placement_timeout", "fetch_timeout", "sandbox"});
+                 "placement_timeout", "fetch_timeout", "sandbox", "public_reads"});
   auto relative_to_file = [&](const std::string& value) {
     fs::path p(value);
     return p.is_absolute() ? p : fs::absolute(path.parent_path() / p);
@@ -123,6 +123,7 @@ Status parse_config(const std::string& text, const fs::path& path, Config& confi
     }
     config.sandbox = *sandbox;
   }
+  config.public_reads = r.boolean(root, "", "public_reads").value_or(config.public_reads);
   read_mail(r, root, config);
   if (!r.ok()) {
     return make_error(ErrorCode::invalid_config, base::join(r.errors(), "\n"));

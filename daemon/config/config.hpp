@@ -38,6 +38,9 @@ struct Config {
   std::string sandbox = "auto";
   // Files holding secrets the config names (the config file itself, mail.password_file): hidden from the sandbox.
   std::vector<std::filesystem::path> secret_files;
+  // GET /api/v1/logs/... without the token. Logs hold what a tree's build and benchmark printed, which may be any
+  // file they could read: closed by default. The other reads stay open either way.
+  bool public_reads = false;
 };
 
 // Reads a bisectd.yaml file over `config`. Every bad key is reported, one per line, "file:line: key: what".

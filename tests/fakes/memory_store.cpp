@@ -423,11 +423,15 @@ MemoryStore::series_samples(const std::string& tree, const std::string& job, con
 }
 
 Result<std::vector<SampleRow>> MemoryStore::samples_for_commit_prefix(const std::string& prefix,
-                                                                      const std::string& tree) {
+                                                                      const std::string& tree, std::int64_t after_id,
+                                                                      std::size_t limit) {
   std::lock_guard lock(m_mutex);
   std::vector<SampleRow> out;
-  std::copy_if(m_samples.begin(), m_samples.end(), std::back_inserter(out),
-               [&](const auto& s) { return s.commit.starts_with(prefix) && (tree.empty() || s.tree == tree); });
+  for (const auto& s : m_samples) {
+    if (out.size() < limit && s.id > after_id && s.commit.starts_with(prefix) && (tree.empty() || s.tree == tree)) {
+      out.push_back(s);
+    }
+  }
   return out;
 }
 

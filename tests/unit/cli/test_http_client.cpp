@@ -20,7 +20,7 @@ FakeServer& shared_server() {
 
 using bisectd::cli::test::shared_server;
 
-TEST_CASE("cli::HttpClient GETs JSON without a token", "[cli][http]") {
+TEST_CASE("cli::HttpClient GETs JSON with its token (logs need it; the daemon keeps slots for it)", "[cli][http]") {
   FakeServer& server = shared_server();
   HttpClient client(server.url() + "/", std::string("test-token"));
   auto reply = client.get_json("/api/v1/status?x=1");
@@ -30,7 +30,11 @@ TEST_CASE("cli::HttpClient GETs JSON without a token", "[cli][http]") {
   CHECK(last["method"] == "GET");
   CHECK(last["path"] == "/api/v1/status");
   CHECK(last["query"] == "x=1");
-  CHECK(last["authorization"].is_null()); // reads never carry the token
+  CHECK(last["authorization"] == "Bearer test-token");
+
+  HttpClient anonymous(server.url(), std::nullopt);
+  REQUIRE(anonymous.get_json("/api/v1/status"));
+  CHECK(server.requests().back()["authorization"].is_null());
 }
 
 TEST_CASE("cli::HttpClient POSTs and DELETEs with the bearer token", "[cli][http]") {
@@ -109,4 +113,16 @@ TEST_CASE("cli url helpers", "[cli]") {
   CHECK(query_string({{"tree", ""}}).empty());
   CHECK(http_error(HttpResponse{500, "<html>oops</html>"}, "GET /x").message ==
         "HTTP 500 from GET /x: <html>oops</html>");
+}
+
+TEST_CASE("cli::HttpClient::get_all_pages follows the API's next cursor to the last page", "[cli][http]") {
+  FakeServer& server = shared_server();
+  HttpClient client(server.url(), std::nullopt);
+  auto all = client.get_all_pages("/api/v1/paged?tree=demo", "items");
+  REQUIRE(all);
+  CHECK((*all)["items"] == nlohmann::json{1, 2, 3});
+  CHECK((*all)["next"].is_null());
+  auto last = server.requests().back();
+  CHECK(last["path"] == "/api/v1/paged");
+  CHECK(last["query"] == "tree=demo&after=2");
 }
