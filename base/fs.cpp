@@ -89,6 +89,11 @@ Result<std::string> read_untrusted(const std::filesystem::path& path, std::uintm
 Status copy_untrusted(const std::filesystem::path& from, const std::filesystem::path& to, std::uintmax_t max_bytes) {
   BISECTD_TRY_ASSIGN(auto in, open_untrusted(from, max_bytes));
   BISECTD_TRY_ASSIGN(auto out, open_output(to, false));
+  // The permission bits go along (a benchmark binary stays executable); set-id and sticky bits never do.
+  struct stat st{};
+  if (::fstat(in.get(), &st) != 0 || ::fchmod(out.get(), st.st_mode & 0777) != 0) {
+    return make_error(ErrorCode::io, to.string() + ": " + std::strerror(errno));
+  }
   std::array<char, k_chunk> buffer{};
   std::uintmax_t copied = 0;
   while (true) {

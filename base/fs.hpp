@@ -21,7 +21,8 @@ Result<std::string> read_file(const std::filesystem::path& path);
 // "larger than N bytes"), never the content. Real read failures are ErrorCode::io.
 Result<Fd> open_untrusted(const std::filesystem::path& path, std::uintmax_t max_bytes);
 Result<std::string> read_untrusted(const std::filesystem::path& path, std::uintmax_t max_bytes);
-// Copies such a file to `to` (created or truncated: a daemon-owned path). ENOSPC is ErrorCode::infra.
+// Copies such a file to `to` (created or truncated: a daemon-owned path) with its permission bits (0777 of them).
+// A full file system (ENOSPC, EDQUOT) is ErrorCode::infra.
 Status copy_untrusted(const std::filesystem::path& from, const std::filesystem::path& to, std::uintmax_t max_bytes);
 
 // Writes via a temporary file and rename, so readers never see half a file.

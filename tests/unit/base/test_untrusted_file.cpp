@@ -126,3 +126,14 @@ TEST_CASE("write_all types a full file system as infra", "[base]") {
   CHECK(written.error().code == ErrorCode::infra);
   CHECK(contains(written.error().message, "No space left on device"));
 }
+
+TEST_CASE("copy_untrusted keeps the permission bits but no set-id bit", "[base]") {
+  test::TempDir tmp;
+  auto from = tmp.write("bench", "#!/bin/sh\n", true);
+  fs::permissions(from, fs::perms::set_uid, fs::perm_options::add);
+  auto to = tmp.path() / "copy";
+  REQUIRE(base::copy_untrusted(from, to, k_cap));
+  auto perms = fs::status(to).permissions();
+  CHECK((perms & fs::perms::owner_exec) != fs::perms::none);
+  CHECK((perms & fs::perms::set_uid) == fs::perms::none);
+}
