@@ -52,4 +52,9 @@ Status write_all(int fd, std::string_view data) {
 
 bool is_disk_full(int error_number) { return error_number == ENOSPC || error_number == EDQUOT; }
 
+bool mentions_disk_full(std::string_view text) {
+  return text.find("No space left on device") != std::string_view::npos ||
+         text.find("Disk quota exceeded") != std::string_view::npos;
+}
+
 } // namespace bisectd::base

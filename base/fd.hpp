@@ -47,5 +47,7 @@ Status write_all(int fd, std::string_view data);
 
 // True for the errno values of a full file system (ENOSPC, EDQUOT): our side's trouble, never a tree's verdict.
 bool is_disk_full(int error_number);
+// True when a tool's output says so (strerror's "No space left on device", "Disk quota exceeded").
+bool mentions_disk_full(std::string_view text);
 
 } // namespace bisectd::base
