@@ -40,11 +40,21 @@ Status write_all(int fd, std::string_view data) {
       continue;
     }
     if (put <= 0) {
-      return make_error(ErrorCode::io, put == 0 ? std::string("write: no progress") : std::strerror(errno));
+      // A full file system is our side's trouble (retried), not a verdict on what was being written.
+      bool full = put < 0 && is_disk_full(errno);
+      return make_error(full ? ErrorCode::infra : ErrorCode::io,
+                        put == 0 ? std::string("write: no progress") : std::strerror(errno));
     }
     data.remove_prefix(static_cast<std::size_t>(put));
   }
   return {};
+}
+
+bool is_disk_full(int error_number) { return error_number == ENOSPC || error_number == EDQUOT; }
+
+bool mentions_disk_full(std::string_view text) {
+  return text.find("No space left on device") != std::string_view::npos ||
+         text.find("Disk quota exceeded") != std::string_view::npos;
 }
 
 } // namespace bisectd::base

@@ -41,7 +41,13 @@ Result<Pipe> make_pipe();
 // Opens `path` for writing (created with `mode`, appended to or truncated), closed on exec.
 Result<Fd> open_output(const std::filesystem::path& path, bool append, int mode = 0644);
 
-// Writes all of `data`, retrying short writes and EINTR. Error (io, the errno text) when the write fails.
+// Writes all of `data`, retrying short writes and EINTR. Error (io, the errno text) when the write fails; infra
+// when the file system is full (ENOSPC, EDQUOT).
 Status write_all(int fd, std::string_view data);
+
+// True for the errno values of a full file system (ENOSPC, EDQUOT): our side's trouble, never a tree's verdict.
+bool is_disk_full(int error_number);
+// True when a tool's output says so (strerror's "No space left on device", "Disk quota exceeded").
+bool mentions_disk_full(std::string_view text);
 
 } // namespace bisectd::base

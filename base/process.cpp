@@ -217,6 +217,14 @@ struct PumpOutcome {
   bool cancelled = false;
 };
 
+// The first failure to write the child's output into its file (a full disk) is kept for the caller: what the log
+// lacks then is our side's doing, not the command's.
+void keep_output_error(ExitStatus& status, const Status& written) {
+  if (!written && !status.output_error) {
+    status.output_error = written.error();
+  }
+}
+
 PumpOutcome pump(const Command& command, pid_t pid, ChildIo& io, ExitStatus& status, Clock::time_point start) {
   PumpOutcome outcome;
   std::size_t stdin_written = 0;
@@ -248,7 +256,8 @@ PumpOutcome pump(const Command& command, pid_t pid, ChildIo& io, ExitStatus& sta
       if (index >= 0 && (fds[index].revents & (POLLIN | POLLHUP | POLLERR)) != 0) {
         auto got = ::read(fd.get(), buffer, sizeof buffer);
         if (got > 0 && &fd == &io.out_read && io.out_cap) {
-          (void)write_all(io.out_file.get(), io.out_cap->add(std::string_view(buffer, static_cast<std::size_t>(got))));
+          auto kept = io.out_cap->add(std::string_view(buffer, static_cast<std::size_t>(got)));
+          keep_output_error(status, write_all(io.out_file.get(), kept));
         } else if (got > 0) {
           append_limited(sink, buffer, static_cast<std::size_t>(got), command.capture_limit);
         } else if (got == 0 || errno != EINTR) {
@@ -289,7 +298,8 @@ PumpOutcome pump(const Command& command, pid_t pid, ChildIo& io, ExitStatus& sta
     if (io.out_cap && io.out_read.get() >= 0 && child_exited(pid)) {
       ::fcntl(io.out_read.get(), F_SETFL, O_NONBLOCK);
       for (ssize_t got; (got = ::read(io.out_read.get(), buffer, sizeof buffer)) > 0;) {
-        (void)write_all(io.out_file.get(), io.out_cap->add(std::string_view(buffer, static_cast<std::size_t>(got))));
+        auto kept = io.out_cap->add(std::string_view(buffer, static_cast<std::size_t>(got)));
+        keep_output_error(status, write_all(io.out_file.get(), kept));
       }
       io.out_read.reset();
     }
@@ -372,8 +382,8 @@ Result<ExitStatus> run(const Command& command) {
   ExitStatus status;
   auto outcome = pump(command, pid, io, status, start);
   if (io.out_cap) {
-    // A full disk cuts the log short; the command's outcome does not depend on it.
-    (void)write_all(io.out_file.get(), io.out_cap->finish());
+    // A full disk cuts the log short; the command's exit status does not depend on it (output_error says so).
+    keep_output_error(status, write_all(io.out_file.get(), io.out_cap->finish()));
     io.out_file.reset();
   }
   int wstatus = 0;

@@ -66,6 +66,9 @@ struct ExitStatus {
   std::string err; // captured stderr (if not sent to a file or merged)
   std::chrono::milliseconds duration{0};
   std::optional<ChildUsage> usage;
+  // Writing the output into stdout_path (with stdout_limit) failed, the first such error: the file is cut short.
+  // Code infra for a full file system (ENOSPC, EDQUOT).
+  std::optional<Error> output_error;
 
   [[nodiscard]] bool ok() const { return !timed_out && signal == 0 && code == 0; }
   // "exit 2", "killed by signal 9", "timed out after 30.0s"

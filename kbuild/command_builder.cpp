@@ -18,6 +18,9 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::streamoff k_tail_bytes = 4096;
+// The largest single artifact file copied into the store (base::copy_untrusted): a sparse or endless file the
+// build left is refused before a byte is copied.
+constexpr std::uintmax_t k_artifact_file_cap = 2ULL * 1024 * 1024 * 1024;
 
 Status check_recipe(const Recipe& recipe) {
   if (recipe.kind != RecipeKind::command) {
@@ -115,21 +118,53 @@ Status run_command(const BuildRequest& request, BuildResult& result) {
   return {};
 }
 
+// Copies one entry of the worktree as the build left it, following no link: a directory is made, a symlink is copied
+// as a symlink (its target is never read), a regular file within the cap is copied (base::copy_untrusted); anything
+// else (a fifo, a device, a file over the cap) is refused, naming the path.
+Status copy_entry(const fs::path& from, const fs::path& to) {
+  std::error_code ec;
+  auto status = fs::symlink_status(from, ec);
+  if (fs::is_directory(status)) {
+    return base::make_dirs(to);
+  }
+  if (fs::is_symlink(status)) {
+    fs::copy_symlink(from, to, ec);
+    return ec ? make_error(ErrorCode::io, to.string() + ": " + ec.message()) : Status{};
+  }
+  return base::copy_untrusted(from, to, k_artifact_file_cap);
+}
+
+// Copies a directory artifact entry by entry (the iterator does not descend into linked directories).
+Status copy_tree(const fs::path& from, const fs::path& to) {
+  BISECTD_TRY(copy_entry(from, to));
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(from, ec); !ec && it != fs::recursive_directory_iterator();
+       it.increment(ec)) {
+    BISECTD_TRY(copy_entry(it->path(), to / it->path().lexically_relative(from)));
+  }
+  if (ec) {
+    return make_error(ErrorCode::io, from.string() + ": " + ec.message());
+  }
+  return {};
+}
+
 // Copies one artifact (file or directory) from the worktree into `into`, keeping its relative path.
 Status copy_artifact(const fs::path& worktree, const std::string& artifact, const fs::path& into, BuildResult& result) {
   auto from = worktree / artifact;
   std::error_code ec;
-  if (!fs::exists(fs::symlink_status(from, ec))) {
+  auto status = fs::symlink_status(from, ec);
+  if (!fs::exists(status)) {
     result.outcome = BuildOutcome::failed;
     result.message = "artifact '" + artifact + "' missing after the build";
     return {};
   }
   auto to = into / fs::path(artifact).lexically_normal();
   BISECTD_TRY(base::make_dirs(to.parent_path()));
-  fs::copy(from, to, fs::copy_options::recursive | fs::copy_options::copy_symlinks, ec);
-  if (ec) {
-    result.outcome = BuildOutcome::infra;
-    result.message = "artifact '" + artifact + "': copy to " + to.string() + ": " + ec.message();
+  auto copied = fs::is_directory(status) ? copy_tree(from, to) : copy_entry(from, to);
+  if (!copied) {
+    // A refused entry is what this commit's build made (a link, a fifo, a huge file): it fails; the rest is ours.
+    result.outcome = copied.error().code == ErrorCode::invalid_input ? BuildOutcome::failed : BuildOutcome::infra;
+    result.message = "artifact '" + artifact + "': " + copied.error().message;
   }
   return {};
 }

@@ -19,7 +19,8 @@ public:
 
   // Reuses a stored result (reused=true) or runs recipe.command in the worktree with the recipe's
   // timeout and env, the output going to the build log. Exit 0 with every artifact present → ok;
-  // a non-zero exit or a missing artifact → failed; timeout, cancel, a signal, a spawn failure or a
+  // a non-zero exit, a missing artifact or one refused as hostile (a fifo or device, a file over 2 GiB: artifacts
+  // are copied following no link, symlinks stay symlinks) → failed; timeout, cancel, a signal, a spawn failure or a
   // non-zero exit with the worktree's file system full → infra (not stored). Errors: the recipe is not a valid
   // `command` recipe, or the store failed.
   Result<BuildResult> build(const BuildRequest& request) override;

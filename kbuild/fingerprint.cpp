@@ -2,11 +2,15 @@
 
 #include "kbuild/fingerprint.hpp"
 
+#include "base/fs.hpp"
+
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
+#include <cerrno>
 #include <cstdint>
 #include <cstring>
-#include <fstream>
 
 namespace bisectd::kbuild {
 
@@ -148,20 +152,45 @@ Status sort_stamps(const fs::path& what, std::vector<std::string>& stamps) {
   return {};
 }
 
+// Files hashed here come from a build (the build dir, the artifacts): opened as hostile (base::open_untrusted) and
+// streamed, so the cap bounds the time, not the memory (vmlinux with debug info is hundreds of MB).
+constexpr std::uintmax_t k_hashed_file_cap = 4ULL * 1024 * 1024 * 1024;
+
+// Reads up to `chunk.size()` bytes into `chunk` (fewer only at the end of the file). Error names the file.
+Result<std::size_t> read_chunk(int fd, const fs::path& path, std::string& chunk) {
+  std::size_t filled = 0;
+  while (filled < chunk.size()) {
+    auto got = ::read(fd, chunk.data() + filled, chunk.size() - filled);
+    if (got < 0 && errno == EINTR) {
+      continue;
+    }
+    if (got < 0) {
+      return make_error(ErrorCode::io, path.string() + ": read error: " + std::strerror(errno));
+    }
+    if (got == 0) {
+      break;
+    }
+    filled += static_cast<std::size_t>(got);
+  }
+  return filled;
+}
+
 // Feeds one file's bytes to `sha`. Error names the file.
 Status hash_file(const fs::path& path, Sha256& sha) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return make_error(ErrorCode::io, path.string() + ": cannot read");
-  }
+  BISECTD_TRY_ASSIGN(auto fd, base::open_untrusted(path, k_hashed_file_cap));
   std::string chunk(k_chunk, '\0');
-  while (in.read(chunk.data(), static_cast<std::streamsize>(chunk.size())) || in.gcount() > 0) {
-    sha.update(std::string_view(chunk.data(), static_cast<std::size_t>(in.gcount())));
+  std::uintmax_t total = 0;
+  while (true) {
+    BISECTD_TRY_ASSIGN(auto got, read_chunk(fd.get(), path, chunk));
+    total += got;
+    if (total > k_hashed_file_cap) {
+      return make_error(ErrorCode::invalid_input, path.string() + ": refused: grew past its size cap while read");
+    }
+    sha.update(std::string_view(chunk.data(), got));
+    if (got < chunk.size()) {
+      return {};
+    }
   }
-  if (in.bad()) {
-    return make_error(ErrorCode::io, path.string() + ": read error");
-  }
-  return {};
 }
 
 // Feeds a length-prefixed field, so that ("ab","c") and ("a","bc") hash differently.
@@ -202,28 +231,27 @@ std::string sha256_hex(std::string_view data) {
 Result<std::string> kernel_fingerprint(const fs::path& image, std::vector<std::string> stamps) {
   BISECTD_TRY(sort_stamps(image, stamps));
   std::size_t longest = std::max(k_note_header + k_max_build_id, stamps.empty() ? 0 : stamps.front().size());
-  std::ifstream in(image, std::ios::binary);
-  if (!in) {
-    return make_error(ErrorCode::io, image.string() + ": cannot read the kernel image to fingerprint");
-  }
+  BISECTD_TRY_ASSIGN(auto fd, base::open_untrusted(image, k_hashed_file_cap));
   // The last longest-1 bytes stay in the buffer for the next round: a stamp or note that starts before
   // them ends inside the buffer, so every match is seen whole once.
   Sha256 sha;
   std::string buffer;
   std::string chunk(k_chunk, '\0');
   bool more = true;
+  std::uintmax_t total = 0;
   while (more) {
-    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-    more = in.gcount() == static_cast<std::streamsize>(chunk.size());
-    buffer.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
+    BISECTD_TRY_ASSIGN(auto got, read_chunk(fd.get(), image, chunk));
+    total += got;
+    if (total > k_hashed_file_cap) {
+      return make_error(ErrorCode::invalid_input, image.string() + ": refused: grew past its size cap while read");
+    }
+    more = got == chunk.size();
+    buffer.append(chunk.data(), got);
     mask_stamps(buffer, stamps);
     zero_build_ids(buffer);
     std::size_t emit = more ? buffer.size() - std::min(buffer.size(), longest - 1) : buffer.size();
     sha.update(std::string_view(buffer).substr(0, emit));
     buffer.erase(0, emit);
-  }
-  if (in.bad()) {
-    return make_error(ErrorCode::io, image.string() + ": read error");
   }
   return sha.hex();
 }

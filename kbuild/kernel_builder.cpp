@@ -29,6 +29,15 @@ namespace fs = std::filesystem;
 constexpr std::string_view k_srctree_marker = ".bisectd-srctree";
 constexpr std::string_view k_reference_config = ".bisectd-reference.config";
 
+// Everything in the build dir was written by the commit's own build (in the sandbox), so the daemon reads it as
+// hostile: without following links, regular files only, within these caps (base::read_untrusted). A real .config
+// is under 300 KB, System.map under 10 MB, a bzImage under 30 MB; the build log is the daemon's own file but make
+// fills it.
+constexpr std::uintmax_t k_marker_cap = 64 * 1024;
+constexpr std::uintmax_t k_config_cap = 16 * 1024 * 1024;
+constexpr std::uintmax_t k_artifact_cap = 512 * 1024 * 1024;
+constexpr std::uintmax_t k_log_cap = 64 * 1024 * 1024;
+
 // An exclusive flock on `<build dir>.lock`: one build at a time per build dir, across processes too.
 class BuildDirLock {
 public:
@@ -78,9 +87,11 @@ Status check_request(const BuildRequest& request) {
 // name carries a hash of the path); should a dir meet another tree anyway, it is started afresh.
 Status claim_objdir(const fs::path& objdir, const fs::path& srctree, const fs::path& log) {
   auto marker = objdir / k_srctree_marker;
-  auto recorded = base::read_file(marker);
-  if (recorded && *recorded != srctree.string()) {
-    BISECTD_TRY(base::append_file(log, "# build dir was used for " + *recorded + "; starting it afresh\n"));
+  auto recorded = base::read_untrusted(marker, k_marker_cap);
+  bool foreign = recorded ? *recorded != srctree.string() : recorded.error().code != ErrorCode::not_found;
+  if (foreign) {
+    auto why = recorded ? "was used for " + *recorded : recorded.error().message;
+    BISECTD_TRY(base::append_file(log, "# build dir " + why + "; starting it afresh\n"));
     std::error_code ec;
     fs::remove_all(objdir, ec);
     if (ec) {
@@ -103,7 +114,8 @@ Result<Step> make_step(const KernelMake& make, const std::vector<std::string>& t
   if (status->ok()) {
     return Step{};
   }
-  auto log = base::read_file(make.log).value_or("");
+  // A log over the cap (or refused) only costs the detail: the failure is still told by make's status.
+  auto log = base::read_untrusted(make.log, k_log_cap).value_or("");
   auto what = "make " + base::join(targets, " ") + ": ";
   auto outcome = classify_make_failure(*status, log);
   auto detail = status->timed_out ? "timed out" : first_error_line(log);
@@ -116,7 +128,7 @@ Result<Step> olddefconfig_checked(const KernelMake& make, const std::vector<Kcon
   if (step.outcome != BuildOutcome::ok) {
     return step;
   }
-  BISECTD_TRY_ASSIGN(auto result, base::read_file(make.objdir / ".config"));
+  BISECTD_TRY_ASSIGN(auto result, base::read_untrusted(make.objdir / ".config", k_config_cap));
   auto missing = missing_options(parse_config(result), wanted);
   if (!missing.empty()) {
     return make_error(ErrorCode::invalid_config,
@@ -131,8 +143,12 @@ Result<Step> olddefconfig_checked(const KernelMake& make, const std::vector<Kcon
 Result<Step> configure(const KernelMake& make, const Recipe& recipe, const std::vector<KconfigOption>& wanted) {
   auto config_path = make.objdir / ".config";
   auto reference_path = make.objdir / k_reference_config;
-  if (auto reference = base::read_file(reference_path)) {
-    if (base::read_file(config_path).value_or("") != *reference) {
+  auto reference = base::read_untrusted(reference_path, k_config_cap);
+  if (!reference && reference.error().code != ErrorCode::not_found) {
+    return std::unexpected(reference.error());
+  }
+  if (reference) {
+    if (base::read_untrusted(config_path, k_config_cap).value_or("") != *reference) {
       BISECTD_TRY(base::write_file_atomic(config_path, *reference));
     }
     return olddefconfig_checked(make, wanted);
@@ -146,11 +162,11 @@ Result<Step> configure(const KernelMake& make, const Recipe& recipe, const std::
       return step;
     }
   }
-  BISECTD_TRY_ASSIGN(auto current, base::read_file(config_path));
+  BISECTD_TRY_ASSIGN(auto current, base::read_untrusted(config_path, k_config_cap));
   BISECTD_TRY(base::write_file_atomic(config_path, merge_fragment(current, wanted)));
   BISECTD_TRY_ASSIGN(auto step, olddefconfig_checked(make, wanted));
   if (step.outcome == BuildOutcome::ok) {
-    BISECTD_TRY_ASSIGN(auto result, base::read_file(config_path));
+    BISECTD_TRY_ASSIGN(auto result, base::read_untrusted(config_path, k_config_cap));
     BISECTD_TRY(base::write_file_atomic(reference_path, result));
   }
   return step;
@@ -185,6 +201,7 @@ Result<std::string> collect_modules(const KernelMake& make, const fs::path& arti
   }
   base::Command tar;
   tar.argv = {"tar", "-czf", (artifacts / "modules.tar.gz").string(), "-C", staging.string(), "."};
+  tar.sandbox = base::Sandbox{.writable = {artifacts}, .readable = {}}; // the staging dir is the build's output
   BISECTD_TRY(base::run_checked(tar, ErrorCode::io));
   auto fingerprint = tree_fingerprint(staging, stamps);
   if (!fingerprint) {
@@ -205,11 +222,7 @@ Status collect_artifacts(const KernelMake& make, const Recipe& recipe, const fs:
                                                       {make.objdir / ".config", "config"},
                                                       {make.objdir / "System.map", "System.map"}};
   for (const auto& [from, name] : files) {
-    std::error_code ec;
-    fs::copy_file(from, artifacts / name, fs::copy_options::overwrite_existing, ec);
-    if (ec) {
-      return make_error(ErrorCode::io, "kernel artifacts: cannot copy " + from.string() + ": " + ec.message());
-    }
+    BISECTD_TRY(base::copy_untrusted(from, artifacts / name, name == "config" ? k_config_cap : k_artifact_cap));
   }
   std::vector<std::string> stamps{make.localversion};
   if (!release.empty()) {
@@ -268,6 +281,30 @@ Status record_used_sources(const fs::path& objdir, const fs::path& srctree, cons
     text += path + "\n";
   }
   return base::write_file_atomic(artifacts / k_used_sources_file, text);
+}
+
+// A build dir file refused as hostile (base::read_untrusted: a symlink, not a regular file, over its cap) ends the
+// build as infra with that one line, and the build dir is removed (remove_all follows no link): this commit's build
+// may have planted it or an earlier one left it behind, so the retry starts afresh, and a commit that plants it
+// every time is skipped once its attempts are used up. Nothing of the file's content is read or logged.
+Result<Step> refused_as_infra(Result<Step> step, const fs::path& objdir, const fs::path& log) {
+  if (step || step.error().code != ErrorCode::invalid_input) {
+    return step;
+  }
+  auto message = "build dir: " + step.error().message;
+  std::error_code ec;
+  fs::remove_all(objdir, ec);
+  (void)base::append_file(log, "# " + message + (ec ? "" : "; build dir removed") + "\n");
+  return Step{BuildOutcome::infra, message};
+}
+
+// The build's outputs into the store: artifacts and the list of compiled sources.
+Result<Step> collect(const KernelMake& make, const Recipe& recipe, const fs::path& srctree, const fs::path& dir,
+                     BuildResult& result) {
+  BISECTD_TRY(collect_artifacts(make, recipe, dir / "artifacts", result.kernel_release, result.fingerprint));
+  BISECTD_TRY(record_used_sources(make.objdir, srctree, dir / "artifacts"));
+  result.artifact_dir = dir / "artifacts";
+  return Step{};
 }
 
 } // namespace
@@ -330,14 +367,12 @@ Result<BuildResult> KernelBuilder::build_locked(const BuildRequest& request, con
                                                          "\n"));
   BISECTD_TRY(claim_objdir(objdir, srctree, result.log_path));
   spdlog::info("kbuild {}: building {} in {}", request.tree, base::short_sha(request.commit), objdir.string());
-  BISECTD_TRY_ASSIGN(auto step, configure(make, recipe, wanted));
+  BISECTD_TRY_ASSIGN(auto step, refused_as_infra(configure(make, recipe, wanted), objdir, result.log_path));
   if (step.outcome == BuildOutcome::ok) {
-    BISECTD_TRY_ASSIGN(step, compile(make, recipe, result.kernel_release));
+    BISECTD_TRY_ASSIGN(step, refused_as_infra(compile(make, recipe, result.kernel_release), objdir, result.log_path));
   }
   if (step.outcome == BuildOutcome::ok) {
-    BISECTD_TRY(collect_artifacts(make, recipe, dir / "artifacts", result.kernel_release, result.fingerprint));
-    BISECTD_TRY(record_used_sources(objdir, srctree, dir / "artifacts"));
-    result.artifact_dir = dir / "artifacts";
+    BISECTD_TRY_ASSIGN(step, refused_as_infra(collect(make, recipe, srctree, dir, result), objdir, result.log_path));
   }
   result.outcome = step.outcome;
   result.message = step.message;

@@ -2,6 +2,7 @@
 
 #include "kbuild/kernel_failure.hpp"
 
+#include "base/fd.hpp"
 #include "base/strings.hpp"
 
 #include <array>
@@ -11,9 +12,10 @@ namespace bisectd::kbuild {
 namespace {
 
 // Log lines that mean the host failed, not the commit (gcc reports OOM kills as "Killed signal").
-constexpr std::array<std::string_view, 6> k_infra_markers{
-  "No space left on device",          "Disk quota exceeded",     "Cannot allocate memory", "virtual memory exhausted",
-  "Killed signal terminated program", "out of memory allocating"};
+// A full disk is told by base::mentions_disk_full.
+constexpr std::array<std::string_view, 4> k_infra_markers{"Cannot allocate memory", "virtual memory exhausted",
+                                                          "Killed signal terminated program",
+                                                          "out of memory allocating"};
 
 // Markers of the first real error line, in the order compilers and make print them.
 constexpr std::array<std::string_view, 5> k_error_markers{": error: ", ": fatal error: ", ": undefined reference to ",
@@ -23,6 +25,9 @@ constexpr std::array<std::string_view, 5> k_error_markers{": error: ", ": fatal 
 
 BuildOutcome classify_make_failure(const base::ExitStatus& status, std::string_view log) {
   if (status.timed_out || status.signal != 0) {
+    return BuildOutcome::infra;
+  }
+  if (base::mentions_disk_full(log)) {
     return BuildOutcome::infra;
   }
   for (auto marker : k_infra_markers) {

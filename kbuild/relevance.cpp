@@ -11,6 +11,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// The largest .cmd file read: a real one lists a file's dependencies, well under 1 MB.
+constexpr std::uintmax_t k_cmd_file_cap = 16 * 1024 * 1024;
+
 // `path` (absolute, or relative to `objdir`) as a srctree-relative path, or "" when outside the source tree.
 std::string relative_to(std::string_view path, const fs::path& srctree, const fs::path& objdir) {
   std::string root = srctree.lexically_normal().string();
@@ -75,10 +78,14 @@ Result<std::set<std::string>> scan_used_sources(const fs::path& objdir, const fs
       return make_error(ErrorCode::io, objdir.string() + ": " + ec.message());
     }
     auto name = it->path().filename().string();
-    if (!it->is_regular_file(ec) || !name.starts_with('.') || !name.ends_with(".cmd")) {
+    if (!name.starts_with('.') || !name.ends_with(".cmd") || it->is_directory(ec)) {
       continue;
     }
-    auto text = base::read_file(it->path());
+    // Written by the commit's build: a link, a fifo or a huge file is refused (the build is not trusted further).
+    auto text = base::read_untrusted(it->path(), k_cmd_file_cap);
+    if (!text && text.error().code == ErrorCode::invalid_input) {
+      return std::unexpected(text.error());
+    }
     if (!text) {
       continue; // a file make is rewriting right now; the others still count
     }

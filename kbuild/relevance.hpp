@@ -25,7 +25,8 @@ std::vector<std::string> parse_cmd_file(std::string_view text, const std::filesy
                                         const std::filesystem::path& objdir);
 
 // Every source path any `.*.cmd` file under `objdir` names (see parse_cmd_file). Error: io when `objdir` cannot
-// be read.
+// be read; invalid_input naming the file when a `.*.cmd` is a symlink, not a regular file or over 16 MiB
+// (base::read_untrusted).
 Result<std::set<std::string>> scan_used_sources(const std::filesystem::path& objdir,
                                                 const std::filesystem::path& srctree);
 

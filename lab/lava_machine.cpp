@@ -194,13 +194,15 @@ Result<std::pair<std::string, std::string>> LavaMachine::artifact_urls(const fs:
   cleanup.push_back(dir);
   std::error_code ec;
   for (const auto& [from, name] : {std::pair{kernel, "bzImage"}, std::pair{initrd, "initramfs.cpio.gz"}}) {
+    // The kernel is a build's output: a link (a hard link to a symlink would publish its target) is refused.
+    constexpr std::uintmax_t k_publish_cap = 512 * 1024 * 1024;
+    BISECTD_TRY(base::open_untrusted(from, k_publish_cap));
     fs::create_hard_link(from, dir / name, ec);
     if (ec) {
       ec.clear();
-      fs::copy_file(from, dir / name, fs::copy_options::overwrite_existing, ec);
-    }
-    if (ec) {
-      return make_error(ErrorCode::infra, "publish " + from.string() + ": " + ec.message());
+      if (auto copied = base::copy_untrusted(from, dir / name, k_publish_cap); !copied) {
+        return make_error(ErrorCode::infra, "publish " + from.string() + ": " + copied.error().message);
+      }
     }
   }
   auto prefix = m_settings.artifact_url + "/" + secret + "/";
@@ -210,7 +212,7 @@ Result<std::pair<std::string, std::string>> LavaMachine::artifact_urls(const fs:
 Result<LavaMachine::Submitted> LavaMachine::submit(const VisitRequest& request) {
   std::error_code ec;
   auto kernel = request.artifact_dir / "bzImage";
-  if (!fs::is_regular_file(kernel, ec)) {
+  if (!fs::is_regular_file(fs::symlink_status(kernel, ec))) {
     return make_error(ErrorCode::invalid_input, "visit: no bzImage in " + request.artifact_dir.string());
   }
   Submitted submitted;

@@ -57,12 +57,14 @@ void judge_logged_run(const VisitRequest& request, const base::ExitStatus& statu
   auto output = base::read_file(run.log_path);
   if (!output) {
     run.error = "cannot read run log: " + output.error().message;
+    judge_disk_full(run, status, "");
     return;
   }
   judge_run(run, *output, request.run, status.ok() ? "" : "benchmark " + status.describe());
   if (!run.log_note.empty()) {
     (void)base::append_file(run.log_path, run.log_note); // the run's log says what its metrics lost
   }
+  judge_disk_full(run, status, *output);
 }
 
 } // namespace

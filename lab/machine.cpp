@@ -1,12 +1,26 @@
 #include "lab/machine.hpp"
 
 #include "base/clock.hpp"
+#include "base/fd.hpp"
 #include "base/strings.hpp"
 #include "monitors/monitors.hpp"
 
 #include <atomic>
 
 namespace bisectd::lab {
+
+void judge_disk_full(RunResult& run, const base::ExitStatus& status, std::string_view output) {
+  if (run.ok) {
+    return;
+  }
+  if (status.output_error && status.output_error->code == ErrorCode::infra) {
+    run.disk_full = true;
+    run.error = "disk full: run log " + run.log_path.string() + ": " + status.output_error->message + "; " + run.error;
+  } else if (!status.ok() && base::mentions_disk_full(output)) {
+    run.disk_full = true;
+    run.error = "disk full: the benchmark said so; " + run.error;
+  }
+}
 
 std::string_view to_string(VisitOutcome outcome) {
   switch (outcome) {

@@ -3,6 +3,7 @@
 // One visit = reserve → install → boot → verify the booted kernel is the built one → run ×n → collect → release.
 
 #include "base/error.hpp"
+#include "base/process.hpp"
 #include "lab/settings.hpp"
 
 #include <atomic>
@@ -99,6 +100,9 @@ struct RunResult {
   std::filesystem::path log_path;
   std::string log_note; // a line the backend appends to the run's log (metrics dropped past the limits), or empty
   double seconds = 0;
+  // Not ok because a file system was full (its log could not be written, or the failed benchmark said "No space
+  // left on device" / "Disk quota exceeded"): our side's trouble, retried as infra, never a verdict on the commit.
+  bool disk_full = false;
 };
 
 enum class VisitOutcome {
@@ -134,6 +138,11 @@ public:
 
 // "ok", "boot_failed", "infra", "cancelled".
 std::string_view to_string(VisitOutcome outcome);
+
+// Marks a run that is not ok as `disk_full` (saying so first in its error) when a file system was full: the daemon
+// could not write its log (`status.output_error` of code infra), or it failed saying "No space left on device" or
+// "Disk quota exceeded" in `output`. Every backend calls it after judging the run.
+void judge_disk_full(RunResult& run, const base::ExitStatus& status, std::string_view output);
 
 // "NAME-MS-N": a boot id unique in this process and usable in file names (the visit's logs are named by it).
 std::string new_boot_id(const std::string& machine);

@@ -258,6 +258,7 @@ void SshMachine::run_all(Visit& visit, const std::string& cwd, const BoxState& b
     if (!run.log_note.empty()) {
       (void)base::append_file(run.log_path, run.log_note);
     }
+    judge_disk_full(run, *status, output);
     run.metrics.merge(monitored); // the benchmark's own metrics win a name clash, as on every backend
     spdlog::debug("ssh {}: run {} of {}: {}", m_spec.name, i + 1, request.runs, run.ok ? "ok" : run.error);
     visit.result.runs.push_back(std::move(run));

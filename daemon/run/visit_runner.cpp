@@ -8,6 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
@@ -138,6 +139,11 @@ void VisitRunner::record_machine_time(const storage::RequestRow& request,
 RequestOutcome VisitRunner::store_samples(const Job& job, const storage::RequestRow& request,
                                           const std::string& machine, const lab::VisitResult& visit) {
   auto samples = to_samples(request, machine, visit);
+  auto full = std::ranges::find_if(visit.runs, [](const lab::RunResult& run) { return run.disk_full; });
+  if (samples.empty() && full != visit.runs.end()) {
+    // A full disk is ours to fix, not the commit's doing: retried (bounded) like any infra failure, never flagged.
+    return fail(request, Error{ErrorCode::infra, "run " + std::to_string(full->index) + ": " + full->error}, true);
+  }
   if (samples.empty()) {
     (void)m_samples.add_flag(job.name, request.commit, request.variant, storage::CommitFlag::unrunnable,
                              visit.runs.empty() ? "no runs" : visit.runs.front().error);

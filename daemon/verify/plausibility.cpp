@@ -25,7 +25,7 @@ Result<std::map<std::string, std::uintmax_t>> list_files(const fs::path& dir) {
   std::error_code ec;
   for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator();
        it.increment(ec)) {
-    if (it->is_regular_file()) {
+    if (it->is_regular_file() && !it->is_symlink()) {
       files[fs::relative(it->path(), dir).string()] = it->file_size();
     }
   }
@@ -43,8 +43,10 @@ Result<bool> same_files(const fs::path& a, const fs::path& b) {
     return false;
   }
   for (const auto& [name, size] : files_a) {
-    BISECTD_TRY_ASSIGN(auto text_a, base::read_file(a / name));
-    BISECTD_TRY_ASSIGN(auto text_b, base::read_file(b / name));
+    // Artifacts are what a build made: read as hostile, within the cap the command builder copies them with.
+    constexpr std::uintmax_t k_cap = 2ULL * 1024 * 1024 * 1024;
+    BISECTD_TRY_ASSIGN(auto text_a, base::read_untrusted(a / name, k_cap));
+    BISECTD_TRY_ASSIGN(auto text_b, base::read_untrusted(b / name, k_cap));
     if (text_a != text_b) {
       return false;
     }
