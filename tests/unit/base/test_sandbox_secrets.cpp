@@ -4,6 +4,7 @@
 #include "base/loader_env.hpp"
 #include "base/process.hpp"
 #include "base/sandbox.hpp"
+#include "base/strings.hpp"
 #include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
