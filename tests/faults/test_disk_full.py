@@ -50,17 +50,27 @@ def fill_files(data):
     return [os.path.join(root, "fill.bin") for root, _, files in os.walk(data) if "fill.bin" in files]
 
 
-def test(env):
-    mount = os.path.join(env.dir, "small")
-    os.makedirs(mount)
-    r = mount_tmpfs(mount)
-    check(r.returncode == 0, f"mount: {r.stderr}")
-    try:
-        full_disk(env, mount)
-    finally:
-        if env.daemon:
-            env.kill_daemon()
-        subprocess.run(["umount", mount], check=True)
+def run_on_small_disk(name, scenario):
+    """Runs `scenario(env, mount)` with a SIZE_MB tmpfs mounted at `mount` (unmounted after); skipped where mounting
+    is not permitted."""
+    why = mount_permitted()
+    if why:
+        print(f"skipped: cannot mount a tmpfs here ({why}): the disk-full scenario is not exercised")
+        return SKIP
+
+    def test(env):
+        mount = os.path.join(env.dir, "small")
+        os.makedirs(mount)
+        r = mount_tmpfs(mount)
+        check(r.returncode == 0, f"mount: {r.stderr}")
+        try:
+            scenario(env, mount)
+        finally:
+            if env.daemon:
+                env.kill_daemon()
+            subprocess.run(["umount", mount], check=True)
+
+    return run(name, test)
 
 
 def full_disk(env, mount):
@@ -128,8 +138,4 @@ def mount_permitted():
 
 
 if __name__ == "__main__":
-    why = mount_permitted()
-    if why:
-        print(f"skipped: cannot mount a tmpfs here ({why}): the disk-full scenario is not exercised")
-        sys.exit(SKIP)
-    sys.exit(run("faults-disk-full", test))
+    sys.exit(run_on_small_disk("faults-disk-full", full_disk))

@@ -7,14 +7,13 @@ freed the commit is measured and the planted culprit found. (test_disk_full.py c
 Skipped when mounting is not permitted here. Run with `sandbox: none` (the benchmark must reach the tmpfs and the
 test's marker)."""
 import os
-import subprocess
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from faults_lib import BAD, GOOD, NORMAL_BENCH, make_tree, query, write_job  # noqa: E402
-from harness import SKIP, check, run, wait_for  # noqa: E402
-from test_disk_full import answers, fill_files, mount_permitted, mount_tmpfs  # noqa: E402
+from harness import check, wait_for  # noqa: E402
+from test_disk_full import answers, fill_files, run_on_small_disk  # noqa: E402
 
 # Until the test has freed the space (its marker), every run of this commit fills the disk before it reports.
 FILL_BENCH = """import os, random, sys
@@ -27,19 +26,6 @@ if not os.path.exists({marker!r}):
         sys.stderr.write("bench: scratch file: %s\\n" % e.strerror)
 print("bench.ops_per_sec: %.1f" % ({mean} * (1 + random.gauss(0, 0.01))))
 """
-
-
-def test(env):
-    mount = os.path.join(env.dir, "small")
-    os.makedirs(mount)
-    r = mount_tmpfs(mount)
-    check(r.returncode == 0, f"mount: {r.stderr}")
-    try:
-        full_disk_run(env, mount)
-    finally:
-        if env.daemon:
-            env.kill_daemon()
-        subprocess.run(["umount", mount], check=True)
 
 
 def full_disk_run(env, mount):
@@ -91,8 +77,4 @@ def full_disk_run(env, mount):
 
 
 if __name__ == "__main__":
-    why = mount_permitted()
-    if why:
-        print(f"skipped: cannot mount a tmpfs here ({why}): the disk-full scenario is not exercised")
-        sys.exit(SKIP)
-    sys.exit(run("faults-disk-full-run", test))
+    sys.exit(run_on_small_disk("faults-disk-full-run", full_disk_run))
