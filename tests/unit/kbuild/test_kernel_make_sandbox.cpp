@@ -24,7 +24,7 @@ TEST_CASE("kbuild::run_make cannot change the worktree's git dir", "[kbuild]") {
   std::filesystem::create_directories(make.objdir);
   REQUIRE(base::write_file_atomic(make.worktree / ".git" / "config", "[core]\n"));
   // A "make" that tries what a hostile Makefile could: redirect the daemon's next checkout.
-  auto bin = tmp.path() / "bin";
+  auto bin = make.worktree / "fake-bin"; // inside what the sandbox shows: /tmp (where a CI clone may be) is not
   std::filesystem::create_directories(bin);
   REQUIRE(base::write_file_atomic(bin / "make", "#!/bin/sh\ntouch built && echo wrote\n"
                                                 "echo '[core] worktree = /victim' >> .git/config && echo appended\n"));
