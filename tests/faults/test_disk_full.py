@@ -50,6 +50,20 @@ def fill_files(data):
     return [os.path.join(root, "fill.bin") for root, _, files in os.walk(data) if "fill.bin" in files]
 
 
+def free_space_and_wait(env, bid, freed_marker, name):
+    """The operator frees the space (the marker tells the fillers to stop); then the bisection is waited for.
+    Returns bisectctl wait's result and the bisection as shown."""
+    open(freed_marker, "w").close()
+    for path in fill_files(env.data):
+        os.remove(path)
+    freed = time.time()
+    r = env.ctl("wait", bid, "--timeout", "240", expect=None)
+    show = env.ctl_json("show", bid)
+    print(f"{name}: bisection {show['state']} {time.time() - freed:.0f}s after the space was freed, culprit "
+          f"{show['culprit']}")
+    return r, show
+
+
 def run_on_small_disk(name, scenario):
     """Runs `scenario(env, mount)` with a SIZE_MB tmpfs mounted at `mount` (unmounted after); skipped where mounting
     is not permitted."""
@@ -98,15 +112,7 @@ def full_disk(env, mount):
         check(env.daemon.poll() is None, "bisectd exited on a full disk")
         check(answers(env), "the API did not answer on a full disk")
         time.sleep(0.5)
-    open(freed_marker, "w").close()
-    for path in fill_files(env.data):
-        os.remove(path)  # the operator frees space
-    freed = time.time()
-
-    r = env.ctl("wait", bid, "--timeout", "240", expect=None)
-    show = env.ctl_json("show", bid)
-    print(f"disk-full: bisection {show['state']} {time.time() - freed:.0f}s after the space was freed, culprit "
-          f"{show['culprit']}")
+    r, show = free_space_and_wait(env, bid, freed_marker, "disk-full")
     log = open(env.log_path, errors="replace").read()
     full = [line for line in log.splitlines() if "with the disk full" in line]
     print("disk-full: " + ("\n  ".join(full) or "no failure said the disk was full"))

@@ -8,12 +8,11 @@ Skipped when mounting is not permitted here. Run with `sandbox: none` (the bench
 test's marker)."""
 import os
 import sys
-import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from faults_lib import BAD, GOOD, NORMAL_BENCH, make_tree, query, write_job  # noqa: E402
 from harness import check, wait_for  # noqa: E402
-from test_disk_full import answers, fill_files, run_on_small_disk  # noqa: E402
+from test_disk_full import answers, free_space_and_wait, run_on_small_disk  # noqa: E402
 
 # Until the test has freed the space (its marker), every run of this commit fills the disk before it reports.
 FILL_BENCH = """import os, random, sys
@@ -56,14 +55,7 @@ def full_disk_run(env, mount):
         check("infra: run" in line and "disk full" in line and "retry in" in line, f"not retried as infra: {line}")
     check(env.daemon.poll() is None and answers(env), "the daemon does not answer on a full disk")
 
-    open(freed_marker, "w").close()
-    for path in fill_files(env.data):
-        os.remove(path)  # the operator frees space
-    freed = time.time()
-    r = env.ctl("wait", bid, "--timeout", "240", expect=None)
-    show = env.ctl_json("show", bid)
-    print(f"disk-full-run: bisection {show['state']} {time.time() - freed:.0f}s after the space was freed, culprit "
-          f"{show['culprit']}")
+    r, show = free_space_and_wait(env, bid, freed_marker, "disk-full-run")
     flags = query(env, "SELECT flag, message FROM commit_flags WHERE commit_sha = ?", shas[5])
     check(not flags, f"the commit whose run met the full disk is flagged: {flags}")
     codes = query(env, "SELECT DISTINCT error_code FROM requests WHERE commit_sha = ? AND error_code IS NOT NULL",
