@@ -182,10 +182,8 @@ std::vector<std::string> plausible_maintainers(std::string_view output) {
     if (out.size() == k_max_maintainers) {
       break;
     }
-    bool control = std::any_of(line.begin(), line.end(),
-                               [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
-    if (line.size() > k_max_maintainer_line || control) {
-      continue;
+    if (line.size() > k_max_maintainer_line || !base::is_mail_address(line)) {
+      continue; // one line with an '@' and no control character, as every notify entry
     }
     if (auto address = report::parse_address(line); address && address->addr.find('@') != std::string::npos) {
       out.push_back(line);
