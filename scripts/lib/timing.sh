@@ -3,6 +3,7 @@
 #   timing_init LOG_DIR      the ctest outputs are kept in LOG_DIR (their "Test #N: name ... sec" lines are read)
 #   stage NAME               starts stage NAME (ending the one before)
 #   stage_ctest NAME ARGS... runs ctest ARGS as stage NAME, its output also kept for the slowest-tests list
+#   timing_mark LABEL        the table also prints LABEL with the seconds from the start to here
 
 TIMING_NAMES=()
 TIMING_SECONDS=()
@@ -11,6 +12,8 @@ TIMING_CURRENT=""
 TIMING_STARTED=0
 TIMING_BEGIN=0
 TIMING_LOGS=""
+TIMING_MARK_LABEL=""
+TIMING_MARK_SECONDS=""
 
 timing_now() { date +%s.%N; }
 
@@ -26,7 +29,7 @@ timing_init() {
 timing_close() {
   [ -n "$TIMING_CURRENT" ] || return 0
   TIMING_NAMES+=("$TIMING_CURRENT")
-  TIMING_SECONDS+=("$(awk -v a="$TIMING_STARTED" -v b="$(timing_now)" 'BEGIN { printf "%.0f", b - a }')")
+  TIMING_SECONDS+=("$(timing_seconds_since "$TIMING_STARTED")")
   TIMING_STATES+=("$1")
   TIMING_CURRENT=""
 }
@@ -46,6 +49,16 @@ stage_ctest() {
   ctest "$@" 2>&1 | tee "$TIMING_LOGS/ctest-$name.log"
 }
 
+timing_mark() {
+  timing_close ok
+  TIMING_MARK_LABEL=$1
+  TIMING_MARK_SECONDS=$(timing_seconds_since "$TIMING_BEGIN")
+}
+
+timing_seconds_since() { awk -v a="$1" -v b="$(timing_now)" 'BEGIN { printf "%.0f", b - a }'; }
+
+timing_minutes() { awk -v s="$1" 'BEGIN { printf "%.1f", s / 60 }'; }
+
 timing_exit() {
   local status=$1
   timing_close "$([ "$status" -eq 0 ] && echo ok || echo FAILED)"
@@ -55,14 +68,16 @@ timing_exit() {
 
 timing_table() {
   local status=$1 i total
-  total=$(awk -v a="$TIMING_BEGIN" -v b="$(timing_now)" 'BEGIN { printf "%.0f", b - a }')
+  total=$(timing_seconds_since "$TIMING_BEGIN")
   echo
   echo "== timing (scripts/test$( [ -n "${TIMING_ARGS:-}" ] && echo " $TIMING_ARGS"), exit $status)"
   printf '%-20s %8s  %s\n' stage seconds state
   for i in "${!TIMING_NAMES[@]}"; do
     printf '%-20s %8s  %s\n' "${TIMING_NAMES[$i]}" "${TIMING_SECONDS[$i]}" "${TIMING_STATES[$i]}"
   done
-  printf '%-20s %8s  (%s min)\n' total "$total" "$(awk -v s="$total" 'BEGIN { printf "%.1f", s / 60 }')"
+  [ -z "$TIMING_MARK_LABEL" ] ||
+    printf '%-20s %8s  (%s min)\n' "$TIMING_MARK_LABEL" "$TIMING_MARK_SECONDS" "$(timing_minutes "$TIMING_MARK_SECONDS")"
+  printf '%-20s %8s  (%s min)\n' total "$total" "$(timing_minutes "$total")"
   # ctest's lines: "  3/17 Test  #5: integration.merge ..........   Passed   28.91 sec"
   local slowest
   slowest=$(cat "$TIMING_LOGS"/ctest-*.log 2>/dev/null |
