@@ -150,6 +150,10 @@ std::string render_status(const nlohmann::json& status) {
   std::string out = "bisectd " + field_text(status, "version") + ", up " +
                     format_seconds(field_int(status, "uptime_s")) + ", data dir " + field_text(status, "data_dir") +
                     "\n";
+  if (!status.value("sandboxed", true)) {
+    out += "UNSANDBOXED: the trees' builds and benchmarks run without bwrap and can read the data dir, its token and "
+           "the network: " + field_text(status, "unsandboxed_because") + "\n";
+  }
   out += "queue:      " +
          counts_line(status.value("queue", nlohmann::json()), {"queued", "building", "running", "done", "failed"}) +
          "\n";

@@ -59,5 +59,5 @@ set(BISECTD_LAYERS
   # The bad-commit-metadata catalogue starts from a raw commit message, as the daemon does (vcs splits it).
   "tests/unit/report | report/ base/ support/ vcs/commit_message.hpp | catch2 | std"
   "tests/unit/mail | daemon/mail/ report/ base/ support/ | catch2 curl | posix"
-  "tests/unit/daemon | daemon/ storage/ vcs/ kbuild/ lab/ bisect/ report/ base/ fakes/ support/ | catch2 json | posix"
+  "tests/unit/daemon | daemon/ storage/ vcs/ kbuild/ lab/ bisect/ report/ base/ fakes/ support/ | catch2 json spdlog | posix"
   "tests/unit/cli | cli/ bisect/ vcs/ base/ support/ | catch2 json | posix")

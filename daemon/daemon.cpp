@@ -149,6 +149,7 @@ void Daemon::wire_rooms(const std::string& token) {
                               .data_dir = m_config.data_dir,
                               .started_at = m_started_at,
                               .public_reads = m_config.public_reads,
+                              .unsandboxed_because = m_unsandboxed_because,
                               .release_machine = {}};
   api_context.release_machine = [this, wake](const std::string& name) -> Result<bool> {
     if (m_machines->slot_of(name) < 0) {
@@ -181,6 +182,7 @@ void Daemon::stop_what_the_last_daemon_left() {
 Status Daemon::enable_sandbox() {
   if (m_config.sandbox == "none") {
     spdlog::warn("sandbox: none: the trees' builds and benchmarks can read this data dir, its token and the network");
+    m_unsandboxed_because = "sandbox: none in the configuration";
     return {};
   }
   base::SandboxPolicy policy{.enabled = true, .bwrap = "bwrap", .hidden = {m_config.data_dir}};
@@ -204,6 +206,7 @@ Status Daemon::enable_sandbox() {
     spdlog::error("sandbox: auto: bwrap cannot start a sandbox here ({}): the trees' builds and benchmarks run "
                   "UNSANDBOXED (set `sandbox: none` to say that is meant, or `sandbox: bwrap` to refuse)",
                   why);
+    m_unsandboxed_because = "sandbox: auto, and bwrap cannot start a sandbox here (" + why + ")";
     return {};
   }
   base::set_sandbox_policy(std::move(policy));

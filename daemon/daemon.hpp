@@ -77,6 +77,7 @@ private:
   std::optional<base::DirLock> m_data_dir_lock; // held for the daemon's life: one daemon per data dir
   std::atomic<bool> m_stopping{false};
   std::int64_t m_started_at = 0;
+  std::string m_unsandboxed_because; // why the trees' code runs without bwrap (`status` says so); empty when it does not
 
   // The rooms, in construction order (each may use those above it).
   std::unique_ptr<storage::Store> m_store;

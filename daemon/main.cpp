@@ -4,6 +4,7 @@
 #include "daemon/config/config.hpp"
 #include "daemon/daemon.hpp"
 #include "daemon/install_paths.hpp"
+#include "daemon/log_format.hpp"
 
 #include <CLI/CLI.hpp>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -88,7 +89,7 @@ Result<daemon::config::Config> build_config(const Options& o) {
 void setup_logging(bool verbose, int argc, char** argv) {
   auto logger = spdlog::stderr_color_mt("bisectd");
   spdlog::set_default_logger(logger);
-  spdlog::set_pattern(verbose ? "%Y-%m-%d %H:%M:%S.%e [%l] [%t] %v" : "%Y-%m-%d %H:%M:%S [%l] %v");
+  spdlog::set_formatter(daemon::log_formatter(verbose));
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::info);
   spdlog::flush_on(spdlog::level::info);
   std::vector<std::string> args(argv, argv + argc);

@@ -156,9 +156,10 @@ RunResult run_result(const ConsoleRun& run, const VisitRequest& request, const s
   result.seconds = run.seconds;
   judge_run(result, run.output, request.run,
             !run.ended ? "no end marker" : run.exit_code != 0 ? "benchmark exit " + std::to_string(run.exit_code) : "");
+  judge_guest_disk_full(result, run.ended && run.exit_code != 0, run.output);
   // The benchmark's own metrics win a name clash: a job's primary metric is never a monitor's.
-  result.metrics.merge(monitors::system_metrics(request.run.monitors, run.before, run.after, run.seconds));
-  result.metrics.merge(perf_metrics(request.run.perf, run.perf, run.seconds));
+  add_collected_metrics(result, monitors::system_metrics(request.run.monitors, run.before, run.after, run.seconds));
+  add_collected_metrics(result, perf_metrics(request.run.perf, run.perf, run.seconds));
   result.log_path = request.log_dir / (boot_id + "-run" + std::to_string(run.index) + ".log");
   if (auto written = base::write_file_atomic(result.log_path, run.output + result.log_note); !written) {
     spdlog::warn("{}: {}", backend, written.error().message);

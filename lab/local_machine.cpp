@@ -104,7 +104,10 @@ RunResult LocalMachine::run_once(const VisitRequest& request, const std::string&
   run.seconds = std::chrono::duration<double>(status->duration).count();
   judge_logged_run(request, *status, run);
   // The benchmark's own metrics win a name clash: a monitor never overwrites what the run printed.
-  run.metrics.merge(run_monitor_metrics(request.run.monitors, before, after, *status));
+  if (auto note = add_collected_metrics(run, run_monitor_metrics(request.run.monitors, before, after, *status));
+      !note.empty()) {
+    (void)base::append_file(run.log_path, note);
+  }
   spdlog::debug("machine {}: run {}: {} after {:.2f}s{}", m_spec.name, index + 1, status->describe(), run.seconds,
                 run.ok ? "" : ": " + run.error);
   return run;

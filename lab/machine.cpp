@@ -16,7 +16,13 @@ void judge_disk_full(RunResult& run, const base::ExitStatus& status, std::string
   if (status.output_error && status.output_error->code == ErrorCode::infra) {
     run.disk_full = true;
     run.error = "disk full: run log " + run.log_path.string() + ": " + status.output_error->message + "; " + run.error;
-  } else if (!status.ok() && base::mentions_disk_full(output)) {
+  } else {
+    judge_guest_disk_full(run, !status.ok(), output);
+  }
+}
+
+void judge_guest_disk_full(RunResult& run, bool benchmark_failed, std::string_view output) {
+  if (!run.ok && benchmark_failed && base::mentions_disk_full(output)) {
     run.disk_full = true;
     run.error = "disk full: the benchmark said so; " + run.error;
   }

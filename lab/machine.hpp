@@ -141,8 +141,12 @@ std::string_view to_string(VisitOutcome outcome);
 
 // Marks a run that is not ok as `disk_full` (saying so first in its error) when a file system was full: the daemon
 // could not write its log (`status.output_error` of code infra), or it failed saying "No space left on device" or
-// "Disk quota exceeded" in `output`. Every backend calls it after judging the run.
+// "Disk quota exceeded" in `output`. The backends that spawn the benchmark (local, ssh) call it after judging the run.
 void judge_disk_full(RunResult& run, const base::ExitStatus& status, std::string_view output);
+
+// The same for a run whose benchmark ran in a guest (QEMU, LAVA): it failed (`benchmark_failed`) saying the guest's
+// file system was full. The host's own log writes there never decide the run: its metrics are read from memory.
+void judge_guest_disk_full(RunResult& run, bool benchmark_failed, std::string_view output);
 
 // "NAME-MS-N": a boot id unique in this process and usable in file names (the visit's logs are named by it).
 std::string new_boot_id(const std::string& machine);

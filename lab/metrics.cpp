@@ -321,4 +321,24 @@ void judge_run(RunResult& run, std::string_view output, const RunSpec& spec, std
   run.ok = run.error.empty();
 }
 
+std::string add_collected_metrics(RunResult& run, std::map<std::string, double> collected,
+                                  const MetricLimits& limits) {
+  ParsedMetrics dropped;
+  for (auto& [name, value] : collected) {
+    if (run.metrics.contains(name)) {
+      continue;
+    }
+    if (name.size() > limits.max_name_bytes) {
+      ++dropped.dropped_long_names;
+    } else if (run.metrics.size() >= limits.max_metrics) {
+      ++dropped.dropped_over_cap;
+    } else {
+      run.metrics.emplace(name, value);
+    }
+  }
+  auto note = dropped_metrics_note(dropped, limits);
+  run.log_note += note;
+  return note;
+}
+
 } // namespace bisectd::lab

@@ -37,4 +37,10 @@ std::map<std::string, double> parse_metrics(std::string_view output, MetricForma
 void judge_run(RunResult& run, std::string_view output, const RunSpec& spec, std::string exit_problem,
                const MetricLimits& limits = {});
 
+// Adds what was collected around a judged run (monitors, perf) to its metrics within the same `limits`: a guest's
+// /proc and perf's call chains come from the tree's kernel, as hostile as the benchmark's output. The run's own
+// metrics win a name clash. What is dropped is said in the returned line, also appended to run.log_note.
+std::string add_collected_metrics(RunResult& run, std::map<std::string, double> collected,
+                                  const MetricLimits& limits = {});
+
 } // namespace bisectd::lab

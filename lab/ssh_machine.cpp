@@ -255,11 +255,11 @@ void SshMachine::run_all(Visit& visit, const std::string& cwd, const BoxState& b
               status->ok() ? ""
                            : "benchmark " + status->describe() +
                                (status->err.empty() ? "" : ": " + std::string(base::trim(status->err)).substr(0, 200)));
+    judge_disk_full(run, *status, output);
+    add_collected_metrics(run, std::move(monitored)); // the benchmark's own metrics win a name clash
     if (!run.log_note.empty()) {
       (void)base::append_file(run.log_path, run.log_note);
     }
-    judge_disk_full(run, *status, output);
-    run.metrics.merge(monitored); // the benchmark's own metrics win a name clash, as on every backend
     spdlog::debug("ssh {}: run {} of {}: {}", m_spec.name, i + 1, request.runs, run.ok ? "ok" : run.error);
     visit.result.runs.push_back(std::move(run));
   }

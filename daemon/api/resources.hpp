@@ -20,6 +20,8 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <set>
+#include <string>
 
 namespace bisectd::daemon::api {
 
@@ -28,6 +30,13 @@ struct LavaHooks {
   std::string callback_secret;              // what LAVA sends in Authorization; "" = no callback
   std::function<void(std::int64_t)> notify; // wakes the visit following that job
   std::filesystem::path publish_dir;        // builds published for http artifact URLs; "" = none
+};
+
+// Serialises changes to the trees table. A tree add holds `lock` only to check and claim its name (in `adding`)
+// and to store the row, not across its clone: a remote that stalls must not hold up other adds and settings.
+struct TreeChanges {
+  std::mutex lock;
+  std::set<std::string> adding; // names whose add is mirroring now
 };
 
 struct ApiContext {
@@ -46,7 +55,8 @@ struct ApiContext {
   std::filesystem::path data_dir;                                            // shown by status
   std::int64_t started_at = 0;                                               // unix time, for status' uptime
   bool public_reads = false;                                                 // logs readable without the token
-  std::shared_ptr<std::mutex> tree_changes = std::make_shared<std::mutex>(); // serialises tree adds
+  std::string unsandboxed_because;                                           // status: empty when bwrap runs the code
+  std::shared_ptr<TreeChanges> tree_changes = std::make_shared<TreeChanges>();
   // Returns a quarantined machine to service: false when it was not quarantined, not_found for no such machine.
   std::function<Result<bool>(const std::string& name)> release_machine;
   LavaHooks lava{};

@@ -71,6 +71,8 @@ HttpResponse get_status(ApiContext& c, const Call&) {
   return json_response(200, {{"version", BISECTD_VERSION},
                              {"uptime_s", base::unix_now() - c.started_at},
                              {"data_dir", c.data_dir.string()},
+                             {"sandboxed", c.unsandboxed_because.empty()},
+                             {"unsandboxed_because", null_if_empty(c.unsandboxed_because)},
                              {"queue", queue},
                              {"bisections", bisections},
                              {"machines", machines_json(c.lab)},

@@ -122,7 +122,7 @@ Status check_job_name(ApiContext& c, const storage::JobRow& job, const std::stri
   return {};
 }
 
-// Mirrors and fetches the tree and checks its branches exist; a mirror made here is removed again on failure.
+// Mirrors and fetches the tree and checks its branches exist.
 Status mirror_tree(ApiContext& c, const storage::TreeRow& tree, bool& fresh_mirror) {
   fresh_mirror = !std::filesystem::exists(c.repos.mirror_dir(tree.name));
   if (auto mirrored = c.repos.mirror(tree.name, tree.url); !mirrored) {
@@ -138,21 +138,41 @@ Status mirror_tree(ApiContext& c, const storage::TreeRow& tree, bool& fresh_mirr
   return {};
 }
 
-Status add_tree(ApiContext& c, const NewTree& t) {
-  std::lock_guard lock(*c.tree_changes); // two adds of one name must not mirror one URL and store another
-  if (auto existing = c.trees.tree(t.tree.name); existing && *existing) {
+// Claims the tree's name for one add (two adds of one name must not mirror one URL and store another).
+Status claim_name(ApiContext& c, const NewTree& t) {
+  std::lock_guard lock(c.tree_changes->lock);
+  auto existing = c.trees.tree(t.tree.name);
+  if ((existing && *existing) || c.tree_changes->adding.contains(t.tree.name)) {
     return make_error(ErrorCode::conflict, "tree '" + t.tree.name + "' exists already");
   }
   BISECTD_TRY(check_job_name(c, t.job));
+  c.tree_changes->adding.insert(t.tree.name);
+  return {};
+}
+
+// Mirrors the tree and stores it; a mirror made here is removed again on failure.
+Status mirror_and_store(ApiContext& c, const NewTree& t) {
   bool fresh_mirror = false;
-  auto added = mirror_tree(c, t.tree, fresh_mirror);
+  auto added = mirror_tree(c, t.tree, fresh_mirror); // network I/O: no lock held
   if (added) {
-    added = c.trees.add_tree(t.tree, t.job);
+    std::lock_guard lock(c.tree_changes->lock); // the job name again: a settings change may have taken it meanwhile
+    added = check_job_name(c, t.job);
+    if (added) {
+      added = c.trees.add_tree(t.tree, t.job);
+    }
   }
   if (!added && fresh_mirror) {
     std::error_code ignored;
     std::filesystem::remove_all(c.repos.mirror_dir(t.tree.name), ignored);
   }
+  return added;
+}
+
+Status add_tree(ApiContext& c, const NewTree& t) {
+  BISECTD_TRY(claim_name(c, t));
+  auto added = mirror_and_store(c, t);
+  std::lock_guard lock(c.tree_changes->lock);
+  c.tree_changes->adding.erase(t.tree.name);
   return added;
 }
 
@@ -230,7 +250,7 @@ Result<std::pair<storage::TreeRow, std::optional<storage::JobRow>>> changed_tree
 } // namespace
 
 HttpResponse post_tree_settings(ApiContext& c, const Call& call) {
-  std::lock_guard lock(*c.tree_changes);
+  std::lock_guard lock(c.tree_changes->lock);
   auto tree = c.trees.tree(call.params.at("name"));
   if (!tree || !*tree) {
     return error_response(404, "tree '" + call.params.at("name") + "' not found");

@@ -2,9 +2,10 @@
 """A watched tree's git:// remote (Debian's `git daemon`) is replaced, on the same port, by a listener that accepts
 connections and never answers. Throughout, for longer than the daemon's fetch_timeout: `bisectctl status` answers
 within 2 s on every call, a bisection on the tree starts and measures, a `tree add` of the silent remote fails with
-the URL and the timeout (nothing stored); the tree's watch reports the timeout (`tree show`, `status`) and the fetch
-is tried again (it was stopped, not left hanging). The remote back, the watch error goes and a new commit is
-fetched."""
+the URL and the timeout (nothing stored) and other tree changes do not wait for it; the tree's watch reports the
+timeout (`tree show`, `status`) and the fetch is tried again (it was stopped, not left hanging). The remote back,
+the watch error goes and a new commit is fetched."""
+import json
 import os
 import signal
 import socket
@@ -18,8 +19,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import BIN, SKIP, check, free_port, git, make_repo, run, wait_for, write_job  # noqa: E402
 
 FETCH_TIMEOUT_S = 3
-STATUS_LIMIT_S = 2.0  # the daemon's answer to GET /api/v1/status
-CTL_LIMIT_S = 8.0     # the same through a fresh bisectctl process
+STATUS_LIMIT_S = 2.0  # the daemon's answer to GET /api/v1/status, and `bisectctl status` as a whole: slowest
+                      # measured here 0.27 s and 0.78 s, beside a cold build (the ASan client starts in 0.25-0.4 s)
 
 
 def git_daemon_usable():
@@ -73,6 +74,16 @@ class SilentRemote:
             except OSError:
                 continue
 
+    def requests(self):
+        """What each connection has sent so far (git:// clients name the repository first), left unread."""
+        out = []
+        for conn in list(self.accepted):
+            try:
+                out.append(conn.recv(4096, socket.MSG_PEEK | socket.MSG_DONTWAIT).decode("latin-1"))
+            except OSError:
+                out.append("")
+        return out
+
     def close(self):
         self.running = False
         self.thread.join(5)
@@ -86,6 +97,18 @@ def api_status_seconds(env):
     started = time.monotonic()
     with urllib.request.urlopen(env.url + "/api/v1/status", timeout=30) as r:
         check(r.status == 200, f"status: HTTP {r.status}")
+    return time.monotonic() - started
+
+
+def change_settings_seconds(env, tree, body):
+    """Seconds the daemon takes to store a tree's settings (POST /api/v1/trees/NAME), which takes the lock on tree
+    changes that a tree add holds to store its row."""
+    token = open(os.path.join(env.data, "token")).read().strip()
+    request = urllib.request.Request(env.url + f"/api/v1/trees/{tree}", data=json.dumps(body).encode(),
+                                     headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+    started = time.monotonic()
+    with urllib.request.urlopen(request, timeout=30) as r:
+        check(r.status == 200, f"tree settings: HTTP {r.status}")
     return time.monotonic() - started
 
 
@@ -115,7 +138,7 @@ def test(env):
         check(env.ctl_json("tree", "show", "demo")["tree"].get("watch_error") is None,
               "a watch error with a good remote")
 
-        # bisectctl's own start-up (an ASan build on a loaded machine takes about a second): not the daemon's time
+        # bisectctl's own start-up, printed beside its slowest status
         startup = max(timed_ctl(env, "--version")[0] for _ in range(3))
         gitd.stop()
         silent = SilentRemote(port)
@@ -126,10 +149,17 @@ def test(env):
         bid = env.ctl("bisect", "start", "--tree", "demo", "--good", shas["split"], "--bad", shas["head"],
                       timeout=30).stdout.strip()
         ctl_env = dict(os.environ, BISECTD_URL=env.url, BISECTD_TOKEN_FILE=os.path.join(env.data, "token"))
-        adding = subprocess.Popen([os.path.join(BIN, "bisectctl"), "tree", "add", "other", url, "--branch", "master",
-                                   "--job", job], env=ctl_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  text=True)
+        other_url = f"git://127.0.0.1:{port}/other"
+        adding = subprocess.Popen([os.path.join(BIN, "bisectctl"), "tree", "add", "other", other_url, "--branch",
+                                   "master", "--job", job], env=ctl_env, stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True)
         add_started = time.monotonic()
+        wait_for(lambda: any("/other" in r for r in silent.requests()), 30,
+                 "the tree add's clone never reached the silent remote")
+        # the add's clone hangs; other tree changes do not wait for it
+        settings = change_settings_seconds(env, "demo", {"notify": ["perf@example.org"]})
+        check(adding.poll() is None and settings < STATUS_LIMIT_S,
+              f"a settings change took {settings:.1f}s and waited for the silent tree add (exit {adding.poll()})")
         slowest_api, slowest_ctl, calls, add_seconds = 0.0, 0.0, 0, None
         poll_until = time.monotonic() + 4 * FETCH_TIMEOUT_S + 2
         while time.monotonic() < poll_until:
@@ -138,16 +168,14 @@ def test(env):
             calls += 1
             slowest_api, slowest_ctl = max(slowest_api, api), max(slowest_ctl, ctl)
             check(api < STATUS_LIMIT_S, f"GET /api/v1/status took {api:.1f}s while the remote stalls (call {calls})")
-            # bisectctl's own start-up is no part of the daemon's answer (an ASan build on a loaded 2-core machine
-            # takes seconds to start): it is held to a looser bound; on an idle machine it answers in well under 2 s.
-            check(ctl < CTL_LIMIT_S, f"bisectctl status took {ctl:.1f}s while the remote stalls (call {calls}; "
+            check(ctl < STATUS_LIMIT_S, f"bisectctl status took {ctl:.1f}s while the remote stalls (call {calls}; "
                                      f"its own start-up here: {startup:.1f}s)")
             if add_seconds is None and adding.poll() is not None:
                 add_seconds = time.monotonic() - add_started
             time.sleep(0.2)
         out, err = adding.communicate(timeout=60)
         add_seconds = add_seconds or time.monotonic() - add_started
-        check(adding.returncode == 1 and url in err and f"timed out after {FETCH_TIMEOUT_S}s" in err
+        check(adding.returncode == 1 and other_url in err and f"timed out after {FETCH_TIMEOUT_S}s" in err
               and err.strip().count("\n") == 0,
               f"tree add of the silent remote: exit {adding.returncode} after {add_seconds:.1f}s: {err!r}")
         check(add_seconds < FETCH_TIMEOUT_S + 10, f"tree add of the silent remote took {add_seconds:.1f}s")

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The sandbox hides the secrets bisectd knows of: a build that reads the config file and the SMTP password file
 and lists /run leaves none of it in the data dir (its logs). `sandbox: auto` never falls back silently: with bwrap
-unusable it logs an error, and under systemd (INVOCATION_ID set) bisectd refuses to start."""
+unusable it logs an error and `bisectctl status` says so, and under systemd (INVOCATION_ID set) bisectd refuses to
+start."""
 import os
 import re
 import signal
@@ -70,8 +71,8 @@ def no_silent_fallback(env):
     os.chmod(bwrap, stat.S_IRWXU)
     base_env = {k: v for k, v in os.environ.items() if k not in ("INVOCATION_ID", "NOTIFY_SOCKET", "JOURNAL_STREAM")}
     base_env["PATH"] = fake + ":" + base_env.get("PATH", "/usr/bin:/bin")
-    args = [os.path.join(BIN, "bisectd"), "--data-dir", os.path.join(env.dir, "data2"), "--listen",
-            f"127.0.0.1:{free_port()}"]
+    data, port = os.path.join(env.dir, "data2"), free_port()
+    args = [os.path.join(BIN, "bisectd"), "--data-dir", data, "--listen", f"127.0.0.1:{port}"]
 
     under_systemd = subprocess.run(args, env=dict(base_env, INVOCATION_ID="0123456789abcdef"), capture_output=True,
                                    text=True, timeout=60)
@@ -90,6 +91,12 @@ def no_silent_fallback(env):
         text = open(log_path).read()
         check("[error] sandbox: auto:" in text and "UNSANDBOXED" in text,
               f"the fallback to no sandbox is not an error in the log: {text[-800:]}")
+        ctl_env = dict(os.environ, BISECTD_URL=f"http://127.0.0.1:{port}",
+                       BISECTD_TOKEN_FILE=os.path.join(data, "token"))
+        status = subprocess.run([os.path.join(BIN, "bisectctl"), "status"], env=ctl_env, capture_output=True,
+                                text=True, timeout=60)
+        check(status.returncode == 0 and "UNSANDBOXED" in status.stdout and "bwrap cannot start" in status.stdout,
+              f"bisectctl status does not say the trees' code runs unsandboxed: {status.stdout}{status.stderr}")
     finally:
         daemon.terminate()
         daemon.wait(30)

@@ -102,6 +102,27 @@ TEST_CASE("lab::parse_console keeps a run's /proc snapshots apart from its outpu
   CHECK_FALSE(result.metrics.contains("proc-vmstat.pgfault")); // not asked for, and not printed
 }
 
+TEST_CASE("lab::run_result: a guest benchmark that failed with its file system full is disk_full", "[kernel]") {
+  lab::VisitRequest request;
+  request.log_dir = std::filesystem::temp_directory_path();
+  request.run.primary = "page_fault.ops_per_sec";
+  lab::ConsoleRun run;
+  run.output = "page_fault: write /tmp/scratch: No space left on device\n";
+  run.ended = true;
+  run.exit_code = 1;
+  auto boot = "console-disk-full-" + std::to_string(::getpid());
+  auto full = lab::run_result(run, request, boot, "test");
+  std::filesystem::remove(full.log_path);
+  CHECK(full.disk_full);
+  CHECK(full.error.starts_with("disk full: the benchmark said so; benchmark exit 1"));
+
+  run.exit_code = 0; // it said so, and still exited 0: the run is judged on its metrics alone
+  auto clean_exit = lab::run_result(run, request, boot, "test");
+  std::filesystem::remove(clean_exit.log_path);
+  CHECK_FALSE(clean_exit.disk_full);
+  CHECK_FALSE(clean_exit.ok);
+}
+
 TEST_CASE("lab::parse_console spots crashes", "[kernel]") {
   SECTION("panic") {
     auto log = lab::parse_console("[    0.9] Linux version 6.1\n[    1.2] Kernel panic - not syncing: No working init "

@@ -65,3 +65,21 @@ TEST_CASE("lab::judge_run notes the dropped metrics for the run's log, and keeps
   CHECK(run.metrics.size() == 10'000);
   CHECK(run.log_note == "bisectd: 50 metric values dropped: a run keeps at most 10000 metrics\n");
 }
+
+TEST_CASE("lab::add_collected_metrics: a guest's monitors and perf rows stay within the run's cap", "[lab]") {
+  lab::MetricLimits limits{.max_metrics = 5, .max_name_bytes = 16};
+  lab::RunResult run;
+  run.metrics = {{"bench.ops", 10}, {"proc-vmstat.pgfault", 1}};
+  run.log_note = "earlier\n";
+  std::map<std::string, double> collected = {{"proc-vmstat.pgfault", 99}, {"perf-profile.much_too_long.chain", 1}};
+  for (int i = 0; i < 10; ++i) {
+    collected.emplace("interrupts." + std::to_string(i), i);
+  }
+  auto note = lab::add_collected_metrics(run, collected, limits);
+  CHECK(run.metrics.size() == 5);
+  CHECK(run.metrics.at("proc-vmstat.pgfault") == 1); // the run's own value wins
+  CHECK(note == "bisectd: 7 metric values dropped: a run keeps at most 5 metrics\n"
+                "bisectd: 1 metric value dropped: name longer than 16 bytes\n");
+  CHECK(run.log_note == "earlier\n" + note);
+  CHECK(lab::add_collected_metrics(run, {{"bench.ops", 3}}, limits).empty());
+}
