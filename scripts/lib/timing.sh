@@ -23,6 +23,9 @@ timing_init() {
   rm -f "$TIMING_LOGS"/ctest-*.log
   TIMING_BEGIN=$(timing_now)
   trap 'timing_exit $?' EXIT
+  # Killed (a CI timeout, ^C): the EXIT trap would see the status of the last command, so say the signal's status.
+  trap 'exit 143' TERM
+  trap 'exit 130' INT
 }
 
 # timing_close STATE: records the running stage's seconds with STATE (ok or FAILED).
