@@ -59,7 +59,7 @@ std::string opening(const ReportInput& input) {
   if (!input.confident) {
     return "bisectd noticed " + what + " between\n" + long_commit(input.parent) + " and\n" +
            long_commit(input.culprit) + ",\nbut could not pin it on one commit with high confidence" +
-           strprintf(" (best P(culprit) = %.1f%%).\n", 100 * input.p_culprit) +
+           " (best P(culprit) = " + base::probability_percent(input.p_culprit) + ").\n" +
            strprintf("It is most likely due to one of these %zu commits:\n\n", input.credible_set.size()) +
            commit_list(input.credible_set) + "\nmost probable commit: " + long_commit(input.culprit) + "\n";
   }
@@ -194,14 +194,13 @@ std::string machine_time(double seconds) {
 
 std::string confidence_block(const ReportInput& input) {
   std::string out = "confidence:\n";
+  std::string p = base::probability_percent(input.p_culprit);
   if (!input.confident) {
-    out +=
-      strprintf("  P(most probable commit): %.1f%% (below the job's confidence threshold)\n", 100 * input.p_culprit);
+    out += "  P(most probable commit): " + p + " (below the job's confidence threshold)\n";
   } else if (!input.credible_set.empty()) {
-    out +=
-      strprintf("  P(culprit is one of the %zu commits): %.1f%%\n", input.credible_set.size(), 100 * input.p_culprit);
+    out += strprintf("  P(culprit is one of the %zu commits): ", input.credible_set.size()) + p + "\n";
   } else {
-    out += strprintf("  P(culprit): %.1f%%\n", 100 * input.p_culprit);
+    out += "  P(culprit): " + p + "\n";
   }
   out += shift_line(input);
   out += strprintf("  spent: %d runs, %d builds", input.runs, input.builds) +
