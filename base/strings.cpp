@@ -128,6 +128,18 @@ std::string signed_percent(double fraction) {
   return buffer;
 }
 
+std::string probability_percent(double probability) {
+  if (std::isnan(probability)) {
+    return "n/a";
+  }
+  if (probability > 0.999) {
+    return "> 99.9%";
+  }
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.1f%%", probability * 100.0);
+  return buffer;
+}
+
 void append_utf8(std::string& out, std::uint32_t code) {
   if (code < 0x80) {
     out += static_cast<char>(code);

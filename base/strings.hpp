@@ -34,6 +34,10 @@ std::string short_sha(std::string_view sha, std::size_t n = 10);
 // A relative change as a signed percentage with one decimal: 0.0123 -> "+1.2%", -0.5 -> "-50.0%"; NaN -> "n/a".
 std::string signed_percent(double fraction);
 
+// A probability as a percentage with one decimal, never rounded up to certainty: 0.9962 -> "99.6%", anything above
+// 0.999 (0.9996 would print as "100.0%") -> "> 99.9%"; NaN -> "n/a". The one formatter of a P(culprit).
+std::string probability_percent(double probability);
+
 // Quotes `arg` for a POSIX shell: 'it'\''s' style; the one quoting function for anything sent to a remote shell
 // (lab/ssh_remote.hpp joins argv with it). Left bare only when made of [A-Za-z0-9_./:,+@%-] (no '=', so a bare
 // word is never read as an assignment). A NUL cannot pass through a shell: callers reject it.

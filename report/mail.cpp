@@ -1,5 +1,7 @@
 #include "report/mail.hpp"
 
+#include "base/hash.hpp"
+#include "base/strings.hpp"
 #include "report/mime.hpp"
 #include "report/text.hpp"
 
@@ -56,6 +58,47 @@ bool has_long_line(std::string_view crlf_text) {
   return false;
 }
 
+// The Content-Type/Content-Transfer-Encoding lines and the encoded content of a text part.
+struct TextPart {
+  std::string headers, content;
+};
+
+TextPart text_part(std::string_view text_lf) {
+  std::string text = crlf_body(text_lf);
+  bool ascii = is_ascii(text);
+  bool long_lines = has_long_line(text);
+  TextPart part;
+  part.headers = ascii ? "Content-Type: text/plain; charset=us-ascii" : "Content-Type: text/plain; charset=utf-8";
+  part.headers += long_lines ? "\r\nContent-Transfer-Encoding: quoted-printable\r\n"
+                             : (ascii ? "\r\nContent-Transfer-Encoding: 7bit\r\n"
+                                      : "\r\nContent-Transfer-Encoding: 8bit\r\n");
+  part.content = long_lines ? quoted_printable(text) : text;
+  return part;
+}
+
+// A file name safe in a quoted header parameter and on any file system; never empty or hidden.
+std::string attachment_name(std::string_view name) {
+  std::string safe = base::file_name_safe(single_line(name));
+  while (!safe.empty() && safe.front() == '.') {
+    safe.erase(0, 1);
+  }
+  return safe.empty() ? "attachment.txt" : safe.substr(0, 64);
+}
+
+// The same parts give the same boundary (renders are reproducible); a part that contains it gets another.
+std::string boundary_for(const std::vector<TextPart>& parts) {
+  std::string all;
+  for (const auto& part : parts) {
+    all += part.content;
+  }
+  for (int salt = 0;; ++salt) {
+    std::string boundary = "=_bisectd_" + base::hash_hex(all + std::to_string(salt)).substr(0, 24);
+    if (all.find("--" + boundary) == std::string::npos) {
+      return boundary;
+    }
+  }
+}
+
 } // namespace
 
 std::string Mail::render() const {
@@ -78,16 +121,30 @@ std::string Mail::render() const {
   if (auto refs = msg_id_tokens(references); !refs.empty()) {
     out += fold_header("References", refs);
   }
-  std::string text = crlf_body(body);
-  bool ascii = is_ascii(text);
-  bool long_lines = has_long_line(text);
   out += "MIME-Version: 1.0\r\n";
-  out += ascii ? "Content-Type: text/plain; charset=us-ascii\r\n" : "Content-Type: text/plain; charset=utf-8\r\n";
-  out += long_lines ? "Content-Transfer-Encoding: quoted-printable\r\n"
-                    : (ascii ? "Content-Transfer-Encoding: 7bit\r\n" : "Content-Transfer-Encoding: 8bit\r\n");
-  out += "\r\n";
-  out += long_lines ? quoted_printable(text) : text;
-  return out;
+  TextPart main = text_part(body);
+  if (attachments.empty()) {
+    return out + main.headers + "\r\n" + main.content;
+  }
+  std::vector<TextPart> parts{main};
+  for (const auto& attachment : attachments) {
+    TextPart part = text_part(attachment.text);
+    std::string name = attachment_name(attachment.name);
+    part.headers.insert(part.headers.find("\r\n"), "; name=\"" + name + "\"");
+    part.headers += "Content-Disposition: attachment; filename=\"" + name + "\"\r\n";
+    parts.push_back(std::move(part));
+  }
+  std::string boundary = boundary_for(parts);
+  out += "Content-Type: multipart/mixed; boundary=\"" + boundary + "\"\r\n\r\n";
+  out += "This is a multi-part message in MIME format.\r\n";
+  parts.front().headers += "Content-Disposition: inline\r\n";
+  for (const auto& part : parts) {
+    out += "\r\n--" + boundary + "\r\n" + part.headers + "\r\n" + part.content;
+    if (!out.ends_with("\r\n")) {
+      out += "\r\n";
+    }
+  }
+  return out + "\r\n--" + boundary + "--\r\n";
 }
 
 std::vector<std::string> Mail::envelope_recipients() const {

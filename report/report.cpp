@@ -56,6 +56,11 @@ std::string report_subject(const ReportInput& input) {
   return prefix + base::short_sha(single_line(input.culprit.sha)) + ": " + what + subject_suffix(input);
 }
 
+std::string job_file_name(const ReportInput& input) {
+  std::string name = base::file_name_safe(single_line(input.job_name));
+  return (name.empty() || name.front() == '.' ? "job" : name) + ".yaml";
+}
+
 std::string message_id_for(std::int64_t bisection_id, std::int64_t created_at, std::string_view domain) {
   using namespace std::chrono;
   sys_seconds time{seconds{created_at}};
@@ -88,6 +93,10 @@ Mail render_report(const ReportInput& input, const Recipients& recipients) {
   }
   mail.date = rfc5322_date(input.created_at);
   mail.body = detail::report_body(input, mail.message_id);
+  if (!input.job_yaml.empty()) { // a fetch URL in it may carry a token
+    mail.attachments.push_back({job_file_name(input), base::strip_url_userinfo(input.job_yaml)});
+  }
+  mail.attachments.insert(mail.attachments.end(), input.files.begin(), input.files.end());
   return mail;
 }
 

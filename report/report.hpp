@@ -54,6 +54,16 @@ struct EarlierReport {
   std::int64_t created_at = 0;
 };
 
+// A commit the bisection could not measure (it does not build, boot or run) and searched around.
+struct SkippedCommit {
+  Commit commit;
+  std::string why; // "unbuildable: mm/x.c:12: error: ..." as the store has it (a compiler's words: hostile)
+};
+
+// At most this many skipped commits and diffstat file lines are listed; the rest are counted.
+inline constexpr std::size_t k_max_skipped_listed = 20;
+inline constexpr std::size_t k_max_diffstat_files = 40;
+
 // How many significant rows a comparison table shows before "N more rows" (a screenful, as LKP's tables are read).
 inline constexpr std::size_t k_default_row_cap = 30;
 
@@ -82,6 +92,9 @@ struct ReportInput {
   // At most this many significant rows after the primary and watched ones, then "N more rows: bisectctl report
   // ID --all"; 0: every row (what --all prints).
   std::size_t row_cap = k_default_row_cap;
+  // The culprit's `git show --stat` lines (vcs), shown for a single culprit; empty: not shown. Paths are the tree's.
+  std::string diffstat;
+  std::vector<SkippedCommit> skipped; // in commit order
   double p_culprit = 0;
   int runs = 0, builds = 0;              // what the bisection's own requests caused, every phase
   int runs_reused = 0;                   // runs measured before it (the alert's, the watch's) that it used
@@ -90,8 +103,10 @@ struct ReportInput {
   std::vector<ChartPoint> chart;         // every sample of every tested commit, commit order
   std::vector<std::string> verification; // "confirm: 10 pairs, -15.2% ± 1.1%"
   bool layout_artefact = false;          // the shift vanished with forced code alignment
-  std::string job_yaml;
-  std::vector<std::string> reproduce;   // bisectctl commands
+  std::string job_yaml;                    // attached to the mail as <job_name>.yaml
+  std::vector<std::string> reproduce_script; // shell lines measuring the culprit without bisectd (argv quoted)
+  std::vector<Attachment> files;             // attached after the job file: what reproduce_script reads
+  std::vector<std::string> reproduce;        // bisectctl commands
   std::string from;                     // "bisectd <bisectd@localhost>"
   std::string reported_by;              // the Reported-by: tag; empty: no tag lines
   std::string archive_url;              // where the list archives the mail ("https://lore.kernel.org/r/");
@@ -106,11 +121,15 @@ struct Recipients {
   std::vector<std::string> cc;
 };
 
-// The whole mail: subject, LKP-style body, stable Message-ID, Date from `created_at`, threading headers.
+// The whole mail: subject, LKP-style body, stable Message-ID, Date from `created_at` (the outbox dates it again
+// when it sends it), threading headers, the job file and what the reproduce lines read attached.
 Mail render_report(const ReportInput& input, const Recipients& recipients);
 
 // The subject line alone (see render_report).
 std::string report_subject(const ReportInput& input);
+
+// The name the job file is attached under: "<job name>.yaml", file-name safe.
+std::string job_file_name(const ReportInput& input);
 
 // "<YYYYMMDDHHMM.<id>.<8 hex>-bisectd@domain>": the same for the same bisection, so retries never send twice.
 std::string message_id_for(std::int64_t bisection_id, std::int64_t created_at, std::string_view domain);

@@ -59,7 +59,7 @@ std::string opening(const ReportInput& input) {
   if (!input.confident) {
     return "bisectd noticed " + what + " between\n" + long_commit(input.parent) + " and\n" +
            long_commit(input.culprit) + ",\nbut could not pin it on one commit with high confidence" +
-           strprintf(" (best P(culprit) = %.1f%%).\n", 100 * input.p_culprit) +
+           " (best P(culprit) = " + base::probability_percent(input.p_culprit) + ").\n" +
            strprintf("It is most likely due to one of these %zu commits:\n\n", input.credible_set.size()) +
            commit_list(input.credible_set) + "\nmost probable commit: " + long_commit(input.culprit) + "\n";
   }
@@ -194,14 +194,13 @@ std::string machine_time(double seconds) {
 
 std::string confidence_block(const ReportInput& input) {
   std::string out = "confidence:\n";
+  std::string p = base::probability_percent(input.p_culprit);
   if (!input.confident) {
-    out +=
-      strprintf("  P(most probable commit): %.1f%% (below the job's confidence threshold)\n", 100 * input.p_culprit);
+    out += "  P(most probable commit): " + p + " (below the job's confidence threshold)\n";
   } else if (!input.credible_set.empty()) {
-    out +=
-      strprintf("  P(culprit is one of the %zu commits): %.1f%%\n", input.credible_set.size(), 100 * input.p_culprit);
+    out += strprintf("  P(culprit is one of the %zu commits): ", input.credible_set.size()) + p + "\n";
   } else {
-    out += strprintf("  P(culprit): %.1f%%\n", 100 * input.p_culprit);
+    out += "  P(culprit): " + p + "\n";
   }
   out += shift_line(input);
   out += strprintf("  spent: %d runs, %d builds", input.runs, input.builds) +
@@ -222,17 +221,103 @@ std::string confidence_block(const ReportInput& input) {
   return out + "\n";
 }
 
+// At most `max` lines of `lines`, the rest counted on a line of their own after them.
+std::vector<std::string> capped(std::vector<std::string> lines, std::size_t max, std::string_view what) {
+  if (lines.size() > max) {
+    std::size_t more = lines.size() - max;
+    lines.resize(max);
+    lines.push_back(strprintf("... %zu more ", more) + std::string(what));
+  }
+  return lines;
+}
+
+// A line from the tree or a tool (already one line), cut to what a mail line holds comfortably.
+std::string cut_line(std::string line) {
+  constexpr std::size_t k_max_line = 200;
+  if (line.size() > k_max_line) {
+    std::size_t end = k_max_line;
+    while (end > 0 && (static_cast<unsigned char>(line[end]) & 0xc0U) == 0x80U) {
+      --end; // not inside a UTF-8 sequence
+    }
+    line = line.substr(0, end) + "...";
+  }
+  return line;
+}
+
+// The culprit's files (a single culprit only: of a set or an unsure answer it would single one out). The lines keep
+// libgit2's padding (the bars line up); a path's control characters become spaces.
+std::string diffstat_block(const ReportInput& input) {
+  if (input.diffstat.empty() || !input.confident || !input.credible_set.empty()) {
+    return "";
+  }
+  std::vector<std::string> files;
+  std::string summary;
+  for (const auto& raw : base::split_lines(multi_line(input.diffstat))) {
+    std::string line = cut_line(std::string(base::trim(raw)));
+    if (line.find(" changed") != std::string::npos && line.find(" | ") == std::string::npos) {
+      summary = line;
+    } else if (!line.empty()) {
+      files.push_back(line);
+    }
+  }
+  std::string out = "diffstat of " + short_commit(input.culprit) + ":\n\n";
+  for (const auto& line : capped(files, k_max_diffstat_files, "files")) {
+    out += " " + line + "\n";
+  }
+  return out + (summary.empty() ? "" : " " + summary + "\n") + "\n";
+}
+
+// The commits the search went around, with why: a reader can tell a culprit next to an unbuildable stretch.
+std::string skipped_block(const ReportInput& input) {
+  if (input.skipped.empty()) {
+    return "";
+  }
+  std::string out = strprintf("skipped: %zu commit%s could not be measured, the bisection searched around them:\n",
+                              input.skipped.size(), input.skipped.size() == 1 ? "" : "s");
+  std::vector<std::string> lines;
+  for (const auto& skipped : input.skipped) {
+    std::string why = cut_line(single_line(skipped.why));
+    lines.push_back(short_commit(skipped.commit) + "\n      " + (why.empty() ? "(no reason stored)" : why));
+  }
+  std::string more = strprintf("(bisectctl show %lld lists them all)", static_cast<long long>(input.bisection_id));
+  for (const auto& line : capped(lines, k_max_skipped_listed, more)) {
+    out += "  " + line + "\n";
+  }
+  return out + "\n";
+}
+
+// LKP gives the commands: a reader who has never heard of bisectd can measure the culprit and its parent.
 std::string reproduce_block(const ReportInput& input) {
-  std::string out = "To reproduce:\n\n";
-  for (const auto& command : input.reproduce) {
-    out += "        " + base::strip_url_userinfo(single_line(command)) + "\n"; // `tree add URL` names the tree URL
+  std::string out;
+  if (!input.reproduce_script.empty()) {
+    out += "To reproduce without bisectd";
+    if (input.job_yaml.empty()) {
+      out += ":\n\n";
+    } else if (input.files.empty()) {
+      out += " (the job file " + job_file_name(input) + " is attached):\n\n";
+    } else {
+      out += " (the job file " + job_file_name(input) + " and the files the commands read\n"
+             "are attached: save them in the directory you start in):\n\n";
+    }
+    for (const auto& line : input.reproduce_script) {
+      out += indented(base::strip_url_userinfo(line), "        "); // multi-line: a quoted argument may hold a LF
+    }
+    out += "\n";
+  }
+  if (!input.reproduce.empty()) {
+    out += input.reproduce_script.empty() ? "To reproduce:\n\n" : "With bisectd:\n\n";
+    for (const auto& command : input.reproduce) {
+      out += "        " + base::strip_url_userinfo(single_line(command)) + "\n"; // `tree add URL` names the tree URL
+    }
+    out += "\n";
   }
   if (!input.job_yaml.empty()) {
     std::string name = single_line(input.job_name);
-    out += "\nThe job file" + (name.empty() ? std::string() : " (" + name + ")") + ":\n\n";
-    out += indented(base::strip_url_userinfo(input.job_yaml), "        "); // a fetch URL in it may carry a token
+    out += "The job file" + (name.empty() ? std::string() : " (" + name + ")") + ", attached as " +
+           job_file_name(input) + ":\n\n";
+    out += indented(base::strip_url_userinfo(input.job_yaml), "        ") + "\n"; // a fetch URL may carry a token
   }
-  return out + "\n";
+  return out;
 }
 
 } // namespace
@@ -272,8 +357,10 @@ std::string report_body(const ReportInput& input, const std::string& message_id)
   out += tag_block(input, message_id);
   out += "Details are as below:\n";
   out += std::string(98, '-') + ">\n\n";
+  out += diffstat_block(input);
   out += comparison_block(input);
   out += confidence_block(input);
+  out += skipped_block(input);
   std::string chart = ascii_chart(input.chart, input.metric, k_chart_width, k_chart_height);
   if (!chart.empty()) {
     out += chart + "\n";

@@ -85,4 +85,22 @@ std::int64_t CommitFlags::count(CommitFlag flag) const {
   return 0;
 }
 
+std::string CommitFlags::skip_reason() const {
+  if (!is_skipped()) {
+    return "";
+  }
+  std::string out;
+  for (auto flag : {CommitFlag::unbuildable, CommitFlag::unbootable, CommitFlag::unrunnable, CommitFlag::infra}) {
+    auto n = count(flag);
+    if (n == 0 || (flag == CommitFlag::unbootable && n < k_boot_failures_to_skip)) {
+      continue;
+    }
+    auto message = messages.find(flag);
+    out += (out.empty() ? "" : "; ") + std::string(to_string(flag)) +
+           (n > 1 ? " (" + std::to_string(n) + " times)" : "") +
+           (message != messages.end() && !message->second.empty() ? ": " + message->second : "");
+  }
+  return out;
+}
+
 } // namespace bisectd::storage

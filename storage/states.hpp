@@ -4,7 +4,9 @@
 // open, is a commit skipped) are written once, next to the type.
 
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace bisectd::storage {
@@ -66,12 +68,17 @@ struct CommitFlags {
   static constexpr std::int64_t k_boot_failures_to_skip = 2;
 
   std::int64_t unbuildable = 0, unbootable = 0, unrunnable = 0, infra = 0;
+  // The message stored with each flag's latest raise: the build's error line, the visit's failure.
+  std::map<CommitFlag, std::string> messages;
 
   [[nodiscard]] std::int64_t count(CommitFlag flag) const;
   // The commit cannot be measured: bisections skip it (keeping its prior mass), the watcher waits for the next head.
   [[nodiscard]] bool is_skipped() const {
     return unbuildable > 0 || unrunnable > 0 || infra > 0 || unbootable >= k_boot_failures_to_skip;
   }
+  // Why is_skipped() holds, for a report: each flag that skips the commit with its message, "; "-joined
+  // ("unbuildable: mm/x.c:12: error: ..."; "unbootable (2 times): ..."); "" when the commit is not skipped.
+  [[nodiscard]] std::string skip_reason() const;
 };
 
 } // namespace bisectd::storage

@@ -203,18 +203,25 @@ Result<std::int64_t> Store::add_flag(const std::string& job, const std::string& 
 }
 
 Result<CommitFlags> Store::flags(const std::string& job, const std::string& commit, const std::string& variant) {
+  struct Row {
+    std::string name;
+    std::int64_t count = 0;
+    std::string message;
+  };
   BISECTD_TRY_ASSIGN(
-    auto rows, query<std::pair<std::string, std::int64_t>>(
-                 *m_connection, "SELECT flag, count FROM commit_flags WHERE job = ? AND commit_sha = ? AND variant = ?",
-                 {text(job), text(commit), text(variant)}, [](const Statement& s) {
-                   return std::pair{s.column_text(0), s.column_int(1)};
-                 }));
+    auto rows,
+    query<Row>(*m_connection,
+               "SELECT flag, count, message FROM commit_flags WHERE job = ? AND commit_sha = ? AND variant = ?",
+               {text(job), text(commit), text(variant)}, [](const Statement& s) {
+                 return Row{s.column_text(0), s.column_int(1), s.column_text(2)};
+               }));
   CommitFlags flags;
-  for (const auto& [name, count] : rows) {
+  for (const auto& [name, count, message] : rows) {
     auto flag = parse_commit_flag(name);
     if (!flag) {
       continue;
     }
+    flags.messages[*flag] = message;
     switch (*flag) {
     case CommitFlag::unbuildable: flags.unbuildable = count; break;
     case CommitFlag::unbootable: flags.unbootable = count; break;

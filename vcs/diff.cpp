@@ -38,18 +38,22 @@ std::string signature_date(const git_time& when) {
   return std::string(text.data()) + zone.data();
 }
 
-Result<std::string> diff_text(git_diff* diff, const std::string& sha) {
+Result<std::string> stats_text(git_diff* diff, const std::string& sha, git_diff_stats_format_t format) {
   git_diff_stats* raw_stats = nullptr;
   BISECTD_TRY(check(git_diff_get_stats(&raw_stats, diff), "diffstat of " + sha));
   DiffStatsPtr stats(raw_stats);
   Buf stat_text;
-  BISECTD_TRY(check(git_diff_stats_to_buf(
-                      stat_text.get(), stats.get(),
-                      static_cast<git_diff_stats_format_t>(GIT_DIFF_STATS_FULL | GIT_DIFF_STATS_INCLUDE_SUMMARY), 72),
-                    "diffstat of " + sha));
+  BISECTD_TRY(check(git_diff_stats_to_buf(stat_text.get(), stats.get(), format, 72), "diffstat of " + sha));
+  return stat_text.str();
+}
+
+Result<std::string> diff_text(git_diff* diff, const std::string& sha) {
+  BISECTD_TRY_ASSIGN(auto stat_text, stats_text(diff, sha,
+                                                static_cast<git_diff_stats_format_t>(GIT_DIFF_STATS_FULL |
+                                                                                     GIT_DIFF_STATS_INCLUDE_SUMMARY)));
   Buf patch_text;
   BISECTD_TRY(check(git_diff_to_buf(patch_text.get(), diff, GIT_DIFF_FORMAT_PATCH), "patch of " + sha));
-  return stat_text.str() + "\n" + patch_text.str();
+  return stat_text + "\n" + patch_text.str();
 }
 
 // The paths of the index's conflicts, sorted.
@@ -121,6 +125,18 @@ Result<std::string> Repository::patch(const std::string& sha) {
   }
   out += "---\n" + diff_body;
   return out;
+}
+
+Result<std::string> Repository::diffstat(const std::string& sha) {
+  BISECTD_TRY_ASSIGN(auto commit, lookup_commit(m_repo.get(), sha));
+  std::string full = to_hex(*git_commit_id(commit.get()));
+  BISECTD_TRY_ASSIGN(auto diff, diff_first_parent(m_repo.get(), commit.get()));
+  // As `git show --stat` does: a moved file is one "old => new" line, not a deletion and an addition.
+  git_diff_find_options find{};
+  BISECTD_TRY(check(git_diff_find_options_init(&find, GIT_DIFF_FIND_OPTIONS_VERSION), "renames of " + full));
+  find.flags = GIT_DIFF_FIND_RENAMES;
+  BISECTD_TRY(check(git_diff_find_similar(diff.get(), &find), "renames of " + full));
+  return stats_text(diff.get(), full, GIT_DIFF_STATS_FULL);
 }
 
 Result<std::string> Repository::revert_onto(const std::string& culprit, const std::string& onto) {

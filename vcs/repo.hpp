@@ -58,6 +58,11 @@ public:
   // (against the first parent).
   virtual Result<std::string> patch(const std::string& sha) = 0;
 
+  // `git show --stat`-like text of what `sha` changed against its first parent, renames detected: one
+  // " path | N +++--" line per file, then " F files changed, I insertions(+), D deletions(-)". Paths are the tree's
+  // (hostile) names as they are: a caller that mails the text makes it safe.
+  virtual Result<std::string> diffstat(const std::string& sha) = 0;
+
   // Checks `sha` out into `worktree` (see Repository::checkout).
   virtual Status checkout(const std::string& sha, const std::filesystem::path& worktree) = 0;
 

@@ -113,6 +113,7 @@ public:
   // `git format-patch`-like text: "From <sha> ...", From:, Date:, Subject:, message, ---, diffstat, diff
   // (against the first parent).
   Result<std::string> patch(const std::string& sha) override;
+  Result<std::string> diffstat(const std::string& sha) override;
 
   // Checks `sha` out into `worktree`, a reusable non-bare repository created on first use whose objects
   // come from this repository (alternates). Only files that differ are rewritten (unchanged files keep

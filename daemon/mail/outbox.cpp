@@ -29,6 +29,26 @@ bool mbox_has(const std::filesystem::path& path, const std::string& message_id) 
 
 } // namespace
 
+std::string with_date(std::string_view message, std::string_view date) {
+  std::string_view eol = message.find("\r\n") != std::string_view::npos ? "\r\n" : "\n";
+  std::size_t header_end = message.find(std::string(eol) + std::string(eol));
+  header_end = header_end == std::string_view::npos ? message.size() : header_end + eol.size();
+  std::string line = "Date: " + std::string(date) + std::string(eol);
+  for (std::size_t start = 0; start < header_end;) {
+    std::size_t end = message.find(eol, start);
+    end = end == std::string_view::npos || end > header_end ? header_end : end + eol.size();
+    if (base::to_lower(message.substr(start, 5)) == "date:") {
+      while (end < header_end && (message[end] == ' ' || message[end] == '\t')) { // a folded value goes too
+        std::size_t next = message.find(eol, end);
+        end = next == std::string_view::npos || next > header_end ? header_end : next + eol.size();
+      }
+      return std::string(message.substr(0, start)) + line + std::string(message.substr(end));
+    }
+    start = end;
+  }
+  return line + std::string(message);
+}
+
 std::int64_t retry_delay(std::int64_t attempts) {
   return std::min(k_retry_max_s, k_retry_base_s << std::min<std::int64_t>(attempts, 9));
 }
@@ -56,7 +76,8 @@ Status Outbox::deliver_one(const storage::ReportRow& report) {
     spdlog::warn("mail {}: recipient '{}' is not a deliverable address: left out", report.message_id, bad);
   }
   auto sender = bare_address(report.sender);
-  auto sent = deliver(m_transport, sender, recipients, report.text);
+  auto text = with_date(report.text, base::rfc5322_date(m_clock()));
+  auto sent = deliver(m_transport, sender, recipients, text);
   if (sent || !is_permanent(sent.error()) || recipients.size() < 2) {
     return sent;
   }
@@ -64,7 +85,7 @@ Status Outbox::deliver_one(const storage::ReportRow& report) {
   // address costs only its own copy (each recipient still gets the mail once).
   int accepted = 0;
   for (const auto& recipient : recipients) {
-    if (auto one = deliver(m_transport, sender, {recipient}, report.text); one) {
+    if (auto one = deliver(m_transport, sender, {recipient}, text); one) {
       ++accepted;
     } else {
       spdlog::warn("mail {}: recipient {} refused: {}", report.message_id, recipient, one.error().message);

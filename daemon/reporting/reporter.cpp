@@ -2,6 +2,7 @@
 
 #include "base/process.hpp"
 #include "base/strings.hpp"
+#include "daemon/reporting/reproduce.hpp"
 #include "report/change_table.hpp"
 #include "report/comparison.hpp"
 #include "report/mime.hpp"
@@ -154,6 +155,19 @@ std::optional<std::string> command_output(std::vector<std::string> argv) {
     return std::nullopt;
   }
   return std::string(base::trim(status->out));
+}
+
+// The chain's commits the bisection skipped (the flags its search read), with the store's reason; commit order.
+Result<std::vector<std::pair<std::string, std::string>>> skipped_in(storage::SampleStore& store, const std::string& job,
+                                                                    const std::vector<std::string>& chain) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& sha : chain) {
+    BISECTD_TRY_ASSIGN(auto flags, store.flags(job, sha));
+    if (flags.is_skipped()) {
+      out.emplace_back(sha, flags.skip_reason());
+    }
+  }
+  return out;
 }
 
 report::EarlierReport earlier_of(const storage::ReportRow& row) {
@@ -326,9 +340,17 @@ Result<storage::ReportRow> MailReporter::compose(const storage::BisectionRow& b,
   if (c.earlier_report && c.confident) {
     input.earlier = earlier_of(*c.earlier_report);
   }
+  BISECTD_TRY_ASSIGN(auto skipped, skipped_in(m_samples, b.job, c.chain));
   BISECTD_TRY(m_repos.with_repo(tree.name, [&](vcs::Repo& repo) -> Status {
     BISECTD_TRY_ASSIGN(auto culprit, repo.commit(c.culprit_sha));
     input.culprit = to_report_commit(culprit);
+    if (c.confident && c.credible_set.size() <= 1) {
+      input.diffstat = repo.diffstat(c.culprit_sha).value_or(""); // a report without it beats no report
+    }
+    for (const auto& [sha, why] : skipped) {
+      BISECTD_TRY_ASSIGN(auto commit, repo.commit(sha));
+      input.skipped.push_back({to_report_commit(commit), why});
+    }
     // The culprit is compared with its real parent; when the parent's numbers come from another commit with the
     // same binary, the report names that one too.
     auto compared = compared_commits(c, culprit.parents.empty() ? "" : culprit.parents.front());
@@ -348,6 +370,9 @@ Result<storage::ReportRow> MailReporter::compose(const storage::BisectionRow& b,
   }));
   BISECTD_TRY(add_samples(m_samples, m_lab, b, c, input));
   input.in_reply_to = reply_target(input.culprit);
+  auto reproduce = reproduction(job, tree.url, tree.name, input.culprit.sha, input.parent.sha);
+  input.reproduce_script = std::move(reproduce.lines);
+  input.files = std::move(reproduce.files);
   input.reproduce = reproduce_commands(b, tree, job);
   // A result below the confidence bar goes to the tree's own notify list only.
   auto who = report::compute_recipients(input.culprit, tree.notify, tree.mail_cc,

@@ -129,6 +129,19 @@ Result<std::vector<std::string>> FakeRepo::changed_paths(const std::string& sha)
   return c->paths;
 }
 
+// One line per changed path, each a one-line change, as the fake patch() has them.
+Result<std::string> FakeRepo::diffstat(const std::string& sha) {
+  BISECTD_TRY_ASSIGN(const auto* c, find(sha));
+  std::string text;
+  for (const auto& path : c->paths) {
+    text += " " + path + " | 2 +-\n";
+  }
+  auto n = std::to_string(c->paths.size());
+  bool one = c->paths.size() == 1;
+  return text + " " + n + (one ? " file changed, " : " files changed, ") + n + (one ? " insertion(+), " : " insertions(+), ") +
+         n + (one ? " deletion(-)\n" : " deletions(-)\n");
+}
+
 Result<std::string> FakeRepo::patch(const std::string& sha) {
   BISECTD_TRY_ASSIGN(const auto* c, find(sha));
   std::string text = "From " + sha + "\nSubject: " + c->info.subject + "\n---\n";

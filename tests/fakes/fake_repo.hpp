@@ -34,6 +34,7 @@ public:
   Result<bool> is_ancestor(const std::string& ancestor, const std::string& descendant) override;
   Result<std::vector<std::string>> changed_paths(const std::string& sha) override;
   Result<std::string> patch(const std::string& sha) override;
+  Result<std::string> diffstat(const std::string& sha) override;
   Status checkout(const std::string& sha, const std::filesystem::path& worktree) override;
   Result<std::string> revert_onto(const std::string& culprit, const std::string& onto) override;
 

@@ -444,7 +444,7 @@ Result<std::vector<SampleRow>> MemoryStore::samples_for_job(const std::string& j
 }
 
 Result<std::int64_t> MemoryStore::add_flag(const std::string& job, const std::string& commit,
-                                           const std::string& variant, CommitFlag flag, const std::string&) {
+                                           const std::string& variant, CommitFlag flag, const std::string& message) {
   std::lock_guard lock(m_mutex);
   auto found =
     find_if(m_flags, [&](const auto& f) { return f.job == job && f.commit == commit && f.variant == variant; });
@@ -457,6 +457,7 @@ Result<std::int64_t> MemoryStore::add_flag(const std::string& job, const std::st
                 : flag == CommitFlag::unbootable ? flags.unbootable
                 : flag == CommitFlag::unrunnable ? flags.unrunnable
                                                  : flags.infra;
+  flags.messages[flag] = message;
   return ++count;
 }
 

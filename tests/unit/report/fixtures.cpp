@@ -100,6 +100,16 @@ ReportInput regression_input() {
     {"mpstat.cpu.all.sys%", {82.5, 83.0, 82.8}, {91.3, 91.6, 91.45}},
     {"cpuidle.C3.time", {1000, 20000, 739584}, {2941000, 2942000, 2942946}},
   };
+  input.diffstat = " include/linux/memcontrol.h |  8 ++++++++\n"
+                   " mm/memcontrol.c            | 31 +++++++++++++++++++++++++------\n"
+                   " 2 files changed, 33 insertions(+), 6 deletions(-)\n";
+  input.skipped = {
+    {make_commit("a1b2c3d4e5f60718293a4b5c6d7e8f9012345678", "mm: memcg: add per-memcg flush stats", "Yosry Ahmed",
+                 "yosryahmed@google.com"),
+     "unbuildable: mm/memcontrol.c:1234:5: error: 'flush_next_time' undeclared (first use in this function)"},
+    {make_commit("b2c3d4e5f60718293a4b5c6d7e8f901234567890", "mm: workingset: ratelimit the flush", "Yosry Ahmed",
+                 "yosryahmed@google.com"),
+     "unbootable (2 times): no login prompt within 300s (console: lkp-csl-2sp3 boot 2)"}};
   input.p_culprit = 0.9962;
   input.runs = 57;
   input.builds = 9;
@@ -113,6 +123,18 @@ ReportInput regression_input() {
                    "build: {recipe: kernel, kconfig: x86_64-rhel-9.4}\n"
                    "run: {machine_group: csl-2sp, command: [./run-vm-scalability, anon-r-seq], runs: 3}\n"
                    "metrics: {parse: lkp, primary: vm-scalability.throughput, direction: higher_is_better}\n";
+  input.reproduce_script = {
+    "git clone https://git.kernel.org/pub/scm/linux/kernel/git/next/linux-next.git linux-next",
+    "cd linux-next",
+    "git checkout f6eccb430010201d3c155b73035a1b2c3d4e5f60  # then the same from here on its parent "
+    "4c86da8ea2d2f784aa0011223344556677889900",
+    "mkdir -p build",
+    "cp ../x86_64-rhel-9.4 build/.config",
+    "make O=build ARCH=x86_64 olddefconfig",
+    "make O=build ARCH=x86_64 -j\"$(nproc)\" bzImage",
+    "# boot build/arch/x86/boot/bzImage on the test machine, then run there:",
+    "./run-vm-scalability anon-r-seq  # 3 runs: vm-scalability.throughput (higher is better)"};
+  input.files = {{"x86_64-rhel-9.4", "CONFIG_64BIT=y\nCONFIG_X86_64=y\n# CONFIG_PREEMPT is not set\n"}};
   input.reproduce = {"bisectctl show 42", "bisectctl report 42",
                      "bisectctl bisect start --tree linux-next --job vm-scalability-anon-r-seq --good 4c86da8ea2 "
                      "--bad f6eccb4300"};
@@ -213,6 +235,11 @@ ReportInput shared_binary_input() {
                    "build: {recipe: command, command: [make]}\n"
                    "run: {command: [./bench], runs: 3}\n"
                    "metrics: {primary: bench.ops_per_sec, watch: [bench.latency_us, bench.rss_kb]}\n";
+  input.reproduce_script = {
+    "git clone /srv/git/demo.git demo", "cd demo",
+    "git checkout c0ffee0000111122223333444455556666777788  # then the same from here on its parent "
+    "d0c5000000aaaabbbbccccddddeeeeffff000066",
+    "make", "./bench  # 3 runs: bench.ops_per_sec (higher is better)"};
   input.reproduce = {"bisectctl show 7", "bisectctl report 7"};
   input.from = "bisectd <bisectd@localhost>";
   return input;
