@@ -17,6 +17,10 @@ std::string render_bisection(const nlohmann::json& bisection, std::int64_t now);
 // The tested-commits table: #, COMMIT, STATUS, N, MEAN, ±STDDEV, SUBJECT.
 std::string render_tested(const nlohmann::json& tested);
 
+// `report`'s line on stderr when the mail was not (yet) sent: "(not mailed: no recipients: ...)"; "" once sent or
+// when the daemon does not say (`mail` of GET /api/v1/bisections/ID/report).
+std::string mail_note(const nlohmann::json& mail);
+
 void register_show_commands(CLI::App& app, Context& context, Registry& registry);
 
 } // namespace bisectd::cli
