@@ -1,5 +1,6 @@
 // Why a bisection has no report, and what became of a report's mail: `bisectctl report` says so instead of
 // "no report (yet)".
+#include "base/clock.hpp"
 #include "daemon/api/resources.hpp"
 #include "daemon/api/views.hpp"
 
@@ -50,10 +51,11 @@ json report_mail_json(ApiContext& c, const storage::ReportRow& r, const json& re
   case storage::OutboxState::sending: return state("sending", "being handed to the mail transport");
   case storage::OutboxState::failed: return state("failed", "delivery failed for good: " + o.last_error);
   case storage::OutboxState::pending:
-    return state("pending", o.attempts == 0 ? std::string("waiting to be mailed")
-                                            : "not delivered yet after " + std::to_string(o.attempts) +
-                                                " attempts (last: " + o.last_error + "); next at " +
-                                                iso_or_null(o.next_attempt_at).get<std::string>());
+    if (o.attempts == 0) {
+      return state("pending", "waiting to be mailed");
+    }
+    return state("pending", "not delivered yet after " + std::to_string(o.attempts) + " attempts (last: " +
+                              o.last_error + "); next at " + base::iso8601_utc(o.next_attempt_at));
   }
   return state("pending", "waiting to be mailed");
 }

@@ -8,7 +8,8 @@ every commit (0.2 % noise) and whose side branch `broken` does not compile:
   prints the compiler's error by commit, without a request id; `report` says the bisection failed;
 - `jobs` lists each job with the tree using it;
 - `queue` lists a watch request that is building (a second tree whose build sleeps), with tree, job, commit,
-  purpose, machine, state and age, in text and in --json."""
+  purpose, machine, state and age, in text and in --json, and the requests of a bisection waiting behind it, whose
+  `report` says it is still running."""
 import os
 import re
 import sys
@@ -126,6 +127,11 @@ def check_queue_and_jobs(env, repo, shas):
     listed = env.ctl_json("queue")["requests"]
     check(any(r["tree"] == "slow" and r["purpose"] == "watch" and r["commit"] == shas["head"] for r in listed),
           f"queue --json: {listed}")
+    # A bisection on the slow tree waits behind that build (100 s): still running, its requests in the queue.
+    bid = env.ctl("bisect", "start", "--tree", "slow", "--good", shas["base"], "--bad", shas["head"]).stdout.strip()
+    one_line_error(env.ctl("report", bid, expect=1), f"bisection {bid} is still running")
+    wait_for(lambda: f"bisection {bid}" in env.ctl("queue").stdout, 30,
+             "queue never listed the running bisection's requests: " + env.ctl("queue").stdout)
     jobs = env.ctl("jobs").stdout
     check(re.search(r"^demo-throughput +bench\.ops_per_sec +higher_is_better +±5% +demo$", jobs, re.M) and
           re.search(r"^slow-build +bench\.ops_per_sec +higher_is_better +±5% +slow$", jobs, re.M), f"jobs:\n{jobs}")
