@@ -270,6 +270,17 @@ Status report(Context& context, const ShowOptions& options) {
 
 } // namespace
 
+std::string verdict_text(const nlohmann::json& bisection) {
+  if (no_change(bisection)) {
+    return no_change_text(bisection);
+  }
+  std::string verdict = field_text(bisection, "verdict");
+  if (verdict == "budget_exhausted") {
+    return "budget spent before one commit was certain";
+  }
+  return verdict == "ambiguous" ? "only commits that cannot be built or run separate the candidates" : "";
+}
+
 std::string mail_note(const nlohmann::json& mail) {
   std::string state = field_text(mail, "state");
   if (!mail.is_object() || state == "-" || state == "sent") {

@@ -134,3 +134,13 @@ TEST_CASE("queue and jobs are in --help", "[cli][views]") {
   CHECK(shows(help.out, "queue"));
   CHECK(shows(help.out, "jobs"));
 }
+
+TEST_CASE("wait: a search that ends without a culprit says why", "[cli][views]") {
+  auto flat = run_cli({"--server", shared_server().url(), "wait", "40"});
+  CHECK(flat.code == 1);
+  CHECK(flat.err.ends_with("bisectctl: error: bisection 40 ended not_found: no change beyond the threshold (±2%: the "
+                            "most likely shift is within [-0.8%, +0.6%])\n"));
+  auto spent = run_cli({"--server", shared_server().url(), "wait", "41"});
+  CHECK(spent.err.ends_with("bisectctl: error: bisection 41 ended not_found: budget spent before one commit was "
+                             "certain\n"));
+}
