@@ -220,8 +220,8 @@ Result<std::pair<std::string, std::string>> logs_target(const LogsOptions& optio
   if (options.id.empty() || options.id.find_first_of(" \n\t") != std::string::npos) {
     return make_error(ErrorCode::invalid_input, "COMMIT '" + options.id + "' is not a revision");
   }
-  return std::pair{"/api/v1/logs/build" + query_string({{"tree", options.tree}, {"commit", options.id}, {"job", options.job}}),
-                   "commit " + options.id};
+  auto query = query_string({{"tree", options.tree}, {"commit", options.id}, {"job", options.job}});
+  return std::pair{"/api/v1/logs/build" + query, "commit " + options.id};
 }
 
 // Prints the log from `offset`; with `follow`, keeps asking for more until the request has ended.

@@ -33,8 +33,8 @@ std::string no_report_reason(ApiContext& c, const storage::BisectionRow& b) {
 json report_mail_json(ApiContext& c, const storage::ReportRow& r, const json& repeat_of) {
   auto state = [](const char* name, const std::string& why) { return json{{"state", name}, {"why", why}}; };
   if (r.repeat_of != 0) {
-    return state("not_mailed", "it repeats the report of " +
-                                 (repeat_of.is_number() ? "bisection " + repeat_of.dump() : std::string("an earlier one")) +
+    auto first = repeat_of.is_number() ? "bisection " + repeat_of.dump() : std::string("an earlier one");
+    return state("not_mailed", "it repeats the report of " + first +
                                  " (the same culprit for the same tree and job): one mail per culprit");
   }
   if (r.to.empty() && r.cc.empty()) {

@@ -81,8 +81,8 @@ def check_no_change(env, shas):
     check(re.search(r"^verdict +no change beyond the threshold \(±5%: the most likely shift is within "
                     r"\[[-+]\d+\.\d%, [-+]\d+\.\d%\]\)$", text, re.M), f"show's verdict line:\n{text}")
     check("could be any of" not in text, f"a no_change reads like an unfinished search:\n{text}")
-    check(waited.returncode == 1 and f"bisection {bid} ended not_found: no change beyond the threshold" in waited.stderr,
-          f"wait: exit {waited.returncode}, {waited.stderr[-300:]}")
+    said = f"bisection {bid} ended not_found: no change beyond the threshold"
+    check(waited.returncode == 1 and said in waited.stderr, f"wait: exit {waited.returncode}, {waited.stderr[-300:]}")
     rows = request_rows(text)
     for r in show["requests"]:
         row = rows.get(r["id"])

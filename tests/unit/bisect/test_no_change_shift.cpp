@@ -49,8 +49,8 @@ Step drive_flat(Problem& p) {
     REQUIRE_FALSE(step.picks.empty());
     for (const auto& pick : step.picks) {
       for (int r = 0; r < pick.runs; ++r, ++seq) {
-        p.samples.push_back({pick.commit, 100.0 * std::exp(0.01 * noise(static_cast<std::uint64_t>(seq))), "b" + std::to_string(seq), seq,
-                             pick.verification});
+        double value = 100.0 * std::exp(0.01 * noise(static_cast<std::uint64_t>(seq)));
+        p.samples.push_back({pick.commit, value, "b" + std::to_string(seq), seq, pick.verification});
       }
     }
   }

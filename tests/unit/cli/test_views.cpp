@@ -90,7 +90,8 @@ TEST_CASE("queue: open requests with whom they are for, their state and age", "[
   CHECK(result.code == 0);
   CHECK(shows(result.out, "ID  TREE  JOB              COMMIT      PURPOSE          FOR          MACHINE  STATE"));
   CHECK(shows(result.out, "12  demo  demo-throughput  89abcdef01  bisect           bisection 3  local    running"));
-  CHECK(shows(result.out, "13  demo  demo-throughput  4444444444  verify (layout)  bisection 3  -        queued (attempt 2)"));
+  CHECK(shows(result.out,
+              "13  demo  demo-throughput  4444444444  verify (layout)  bisection 3  -        queued (attempt 2)"));
   CHECK(shows(result.out, "14  demo  demo-throughput  aaaaaaaaaa  watch            -            -        queued"));
   auto json = run_cli({"--server", shared_server().url(), "queue", "--json"});
   CHECK(nlohmann::json::parse(json.out)["requests"].size() == 3);
