@@ -189,23 +189,37 @@ bool set_answer(const BcbContext& ctx, std::size_t culprit, Step& step) {
 
 // No change the job cares about: "no change" is the most likely hypothesis and, under the most likely change,
 // the 95% interval of the shift lies within +-threshold (raw log values, best component).
-bool no_relevant_change(const BcbContext& ctx, Step& step) {
-  if (ctx.post.p_none < 0.5) {
-    return false;
-  }
+// The shift under the most likely change (best component, most likely segment), log values.
+ShiftEstimate most_likely_shift(const BcbContext& ctx) {
   const auto& post = ctx.post;
   std::size_t g = static_cast<std::size_t>(std::max_element(post.comp_weight.begin(), post.comp_weight.end()) -
                                            post.comp_weight.begin());
   std::size_t h =
     static_cast<std::size_t>(std::max_element(post.seg_mass.begin(), post.seg_mass.end()) - post.seg_mass.begin());
-  auto est = shift_estimate(post.states[g][h], ctx.priors);
+  return shift_estimate(post.states[g][h], ctx.priors);
+}
+
+// A "no change" verdict: no culprit, and the shift of the most likely change with its interval, so that the verdict
+// can say how small the change is ("within [-0.8%, +0.6%]").
+void set_no_change(const ShiftEstimate& est, Step& step) {
+  step.verdict = Verdict::no_change;
+  step.culprit.reset();
+  step.shift = std::expm1(est.mean);
+  step.shift_low = std::expm1(est.low);
+  step.shift_high = std::expm1(est.high);
+}
+
+bool no_relevant_change(const BcbContext& ctx, Step& step) {
+  if (ctx.post.p_none < 0.5) {
+    return false;
+  }
+  auto est = most_likely_shift(ctx);
   double limit = std::log1p(ctx.problem->settings.threshold);
   if (est.low <= -limit || est.high >= limit) {
     return false;
   }
-  step.verdict = Verdict::no_change;
-  step.culprit.reset();
-  step.trace.push_back("bcb: no change beyond the threshold: P(no change)=" + fmt(post.p_none) +
+  set_no_change(est, step);
+  step.trace.push_back("bcb: no change beyond the threshold: P(no change)=" + fmt(ctx.post.p_none) +
                        ", the most likely shift is within [" + fmt(std::expm1(est.low) * 100) + "%, " +
                        fmt(std::expm1(est.high) * 100) + "%]");
   return true;
@@ -308,8 +322,7 @@ Step bcb_step(const Problem& problem, const ChainData& data) {
   }
   const double one_minus_delta = 1.0 - s.delta;
   if (ctx.post.p_none >= one_minus_delta) {
-    step.verdict = Verdict::no_change;
-    step.culprit.reset();
+    set_no_change(most_likely_shift(ctx), step);
     step.trace.push_back("bcb: no change between the endpoints (P=" + fmt(ctx.post.p_none) + ")");
     return step;
   }

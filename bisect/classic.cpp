@@ -123,6 +123,7 @@ Step classic_step(const Problem& problem, const ChainData& data, ClassicRule rul
     step.verdict = Verdict::no_change;
     step.p_no_change = 1.0;
     step.posterior.assign(data.size, 0.0);
+    (void)shift_interval(data.at(0), data.at(last), step); // how far apart the endpoints are, for the verdict's text
     step.trace.push_back("classic: good and bad endpoints do not differ by LKP's non-overlap rule + threshold");
     return step;
   }

@@ -188,23 +188,56 @@ Status list_detections(Context& context, const DetectionsOptions& options) {
 struct LogsOptions {
   std::string kind;
   std::string id;
+  std::string tree; // with --tree, ID is a commit of that tree (build logs only)
+  std::string job;
   std::uint64_t offset = 0;
   bool follow = false;
 };
 
+// The log's path from `offset`, and what it is the log of ("request 12", "commit abc1234"). ID is a request id, or
+// with --tree a revision of that tree, whose build log is found by commit (a prebuild's too, which has no request).
+Result<std::pair<std::string, std::string>> logs_target(const LogsOptions& options) {
+  if (options.tree.empty()) {
+    if (!options.job.empty()) {
+      return make_error(ErrorCode::invalid_input, "logs: --job needs --tree (it names the build of a commit)");
+    }
+    auto id = parse_id(options.id, "request id");
+    if (!id) {
+      return make_error(id.error().code, id.error().message +
+                                           (options.kind == "build" ? " (or a commit, with --tree TREE)" : ""));
+    }
+    return std::pair{"/api/v1/logs/" + options.kind + "/" + std::to_string(*id), "request " + std::to_string(*id)};
+  }
+  if (options.kind != "build") {
+    return make_error(ErrorCode::invalid_input,
+                      "logs " + options.kind + ": --tree works with `logs build` only (the " + options.kind +
+                        " logs belong to a request: `bisectctl show ID` lists them)");
+  }
+  BISECTD_TRY(validate_name(options.tree, "--tree"));
+  if (!options.job.empty()) {
+    BISECTD_TRY(validate_name(options.job, "--job"));
+  }
+  if (options.id.empty() || options.id.find_first_of(" \n\t") != std::string::npos) {
+    return make_error(ErrorCode::invalid_input, "COMMIT '" + options.id + "' is not a revision");
+  }
+  auto query = query_string({{"tree", options.tree}, {"commit", options.id}, {"job", options.job}});
+  return std::pair{"/api/v1/logs/build" + query, "commit " + options.id};
+}
+
 // Prints the log from `offset`; with `follow`, keeps asking for more until the request has ended.
 Status print_logs(Context& context, const LogsOptions& options) {
-  BISECTD_TRY_ASSIGN(long long id, parse_id(options.id, "request id"));
+  BISECTD_TRY_ASSIGN(auto target, logs_target(options));
+  const auto& [base_path, what] = target;
   std::uint64_t offset = options.offset;
   for (;;) {
-    std::string path =
-      "/api/v1/logs/" + options.kind + "/" + std::to_string(id) + query_string({{"offset", std::to_string(offset)}});
+    std::string path = base_path + (base_path.find('?') == std::string::npos ? "?" : "&") + "offset=" +
+                       std::to_string(offset);
     BISECTD_TRY_ASSIGN(nlohmann::json reply, context.reader().get_json(path));
     context.out() << reply.value("text", "") << std::flush;
     auto next = reply.value("next_offset", offset);
     bool complete = reply.value("complete", true);
     if (offset == options.offset && next == offset && !options.follow) {
-      context.err() << "(no " << options.kind << " log yet for request " << id << ": "
+      context.err() << "(no " << options.kind << " log yet for " << what << ": "
                     << reply.value("path", std::string("-")) << ")\n";
     }
     if (next > offset) {
@@ -229,11 +262,18 @@ void add_read_commands(CLI::App& app, Context& context, Registry& registry) {
   registry.add(list, [&context, detections] { return list_detections(context, *detections); });
 
   auto logs = std::make_shared<LogsOptions>();
-  CLI::App* command = app.add_subcommand("logs", "print a request's logs: its runs, its build or its console");
+  CLI::App* command = app.add_subcommand(
+    "logs", "print a request's logs: its runs, its build or its console; or a commit's build log (--tree)");
   command->add_option("KIND", logs->kind, "request (the runs), build or console")
     ->required()
     ->check(CLI::IsMember({"request", "build", "console"}));
-  command->add_option("ID", logs->id, "request id (as in `bisectctl show`)")->required();
+  command->add_option("ID", logs->id,
+                      "request id (as in `bisectctl show` and `bisectctl queue`), or with --tree a commit (sha, "
+                      "prefix or ref)")
+    ->required();
+  command->add_option("--tree", logs->tree,
+                      "`logs build COMMIT --tree T`: the build log of that commit of tree T (a prebuild's too)");
+  command->add_option("--job", logs->job, "with --tree: the build for this job (default: the tree's job)");
   command->add_option("--offset", logs->offset, "start at this byte");
   command->add_flag("-f,--follow", logs->follow, "keep printing while the request runs");
   registry.add(command, [&context, logs] { return print_logs(context, *logs); });

@@ -77,12 +77,54 @@ std::string parent_text(const nlohmann::json& b) {
   return text == "-" ? "" : text;
 }
 
-void render_header(std::ostringstream& out, const nlohmann::json& b, std::int64_t now) {
-  out << "bisection " << field_text(b, "id") << ": " << field_text(b, "state") << '\n';
-  line(out, "tree", field_text(b, "tree") + " (branch " + field_text(b, "branch") + ")");
-  line(out, "job", field_text(b, "job") + " (metric " + field_text(b, "metric") + ")");
-  line(out, "good", field_text(b, "good"));
-  line(out, "bad", field_text(b, "bad"));
+// A search that ended without a culprit because nothing changed (a merge's branch that does not regress names the
+// merge itself: that is a culprit, state found).
+bool no_change(const nlohmann::json& b) {
+  return field_text(b, "verdict") == "no_change" && field_text(b, "state") != "found";
+}
+
+// "no change beyond the threshold (±2%: the most likely shift is within [-0.8%, +0.6%])".
+std::string no_change_text(const nlohmann::json& b) {
+  const nlohmann::json shift = b.value("shift", nlohmann::json());
+  auto low = field_number(shift, "low");
+  auto high = field_number(shift, "high");
+  auto threshold = field_number(b, "threshold");
+  std::string within;
+  if (low && high && (*low != 0 || *high != 0)) { // an older daemon left them 0 for "no change"
+    within = "the most likely shift is within [" + format_relative(*low) + ", " + format_relative(*high) + "]";
+  }
+  std::string limit = threshold ? "±" + format_number(*threshold * 100) + "%" : "";
+  std::string detail = limit + (!limit.empty() && !within.empty() ? ": " : "") + within;
+  return "no change beyond the threshold" + (detail.empty() ? "" : " (" + detail + ")");
+}
+
+// The commits the first bad one may be, introduced by why the search ended on a set rather than one commit.
+void render_credible_set(std::ostringstream& out, const nlohmann::json& b) {
+  const auto& set = b.value("credible_set", nlohmann::json::array());
+  if (!set.is_array() || set.empty()) {
+    return;
+  }
+  std::string verdict = field_text(b, "verdict");
+  if (verdict == "budget_exhausted") {
+    line(out, "verdict", "budget spent before one commit was certain; the first bad commit is one of:");
+  } else if (verdict == "ambiguous") {
+    line(out, "verdict", "only commits that cannot be built or run separate them; the first bad commit is one of:");
+  } else if (set.size() > 1) {
+    out << "the first bad commit could be any of:\n";
+  } else {
+    return;
+  }
+  for (const auto& sha : set) {
+    out << "  " << (sha.is_string() ? sha.get<std::string>() : sha.dump()) << '\n';
+  }
+}
+
+void render_answer(std::ostringstream& out, const nlohmann::json& b) {
+  if (no_change(b)) {
+    line(out, "verdict", no_change_text(b));
+    line(out, "P(no change)", format_probability(field_number(b, "p_no_change")));
+    return;
+  }
   line(out, "culprit", culprit_text(b));
   if (auto parent = parent_text(b); !parent.empty()) {
     line(out, "parent", parent);
@@ -91,14 +133,17 @@ void render_header(std::ostringstream& out, const nlohmann::json& b, std::int64_
     line(out, "via merge", b["merge"].get<std::string>() + " (the search recursed into the merged branch)");
   }
   line(out, "P(culprit)", format_probability(field_number(b, "p_culprit")));
-  const auto& set = b.value("credible_set", nlohmann::json::array());
-  if (set.is_array() && set.size() > 1) {
-    out << "the first bad commit could be any of:\n";
-    for (const auto& sha : set) {
-      out << "  " << (sha.is_string() ? sha.get<std::string>() : sha.dump()) << '\n';
-    }
-  }
+  render_credible_set(out, b);
   line(out, "shift", shift_text(b));
+}
+
+void render_header(std::ostringstream& out, const nlohmann::json& b, std::int64_t now) {
+  out << "bisection " << field_text(b, "id") << ": " << field_text(b, "state") << '\n';
+  line(out, "tree", field_text(b, "tree") + " (branch " + field_text(b, "branch") + ")");
+  line(out, "job", field_text(b, "job") + " (metric " + field_text(b, "metric") + ")");
+  line(out, "good", field_text(b, "good"));
+  line(out, "bad", field_text(b, "bad"));
+  render_answer(out, b);
   line(out, "runs", field_text(b, "runs"));
   line(out, "builds", field_text(b, "builds"));
   if (b.contains("boots")) { // older daemons do not count them
@@ -147,6 +192,21 @@ void render_events(std::ostringstream& out, const nlohmann::json& b) {
   out << "\nrecent events:\n";
   for (std::size_t i = first; i < events.size(); ++i) {
     out << "  " << field_text(events[i], "at") << "  " << field_text(events[i], "message") << '\n';
+  }
+}
+
+// Every request of the bisection: the ids `bisectctl logs KIND ID` takes.
+void render_requests(std::ostringstream& out, const nlohmann::json& b) {
+  Table table({"ID", "COMMIT", "PURPOSE", "VARIANT", "STATE", "MACHINE", "ATTEMPTS"},
+              {Align::right, Align::left, Align::left, Align::left, Align::left, Align::left, Align::right});
+  for (const auto& r : b.value("requests", nlohmann::json::array())) {
+    std::string variant = field_text(r, "variant");
+    table.add_row({field_text(r, "id"), field_sha(r, "commit"), field_text(r, "purpose"),
+                   variant.empty() ? "-" : variant, field_text(r, "state"), field_text(r, "machine"),
+                   field_text(r, "attempts")});
+  }
+  if (table.rows() > 0) {
+    out << "\nrequests (`bisectctl logs build|request|console ID`):\n" << table.render();
   }
 }
 
@@ -199,11 +259,38 @@ Status report(Context& context, const ShowOptions& options) {
     context.print_json(reply);
   } else if (reply.contains("text") && reply["text"].is_string()) {
     context.out() << reply["text"].get<std::string>(); // exactly the mail, byte for byte
+    if (auto note = mail_note(reply.value("mail", nlohmann::json())); !note.empty()) {
+      context.err() << note << '\n'; // stdout stays the mail
+    }
   } else {
     return make_error(ErrorCode::generic, "bisection " + std::to_string(id) + ": report has no text");
   }
   return {};
 }
+
+} // namespace
+
+std::string verdict_text(const nlohmann::json& bisection) {
+  if (no_change(bisection)) {
+    return no_change_text(bisection);
+  }
+  std::string verdict = field_text(bisection, "verdict");
+  if (verdict == "budget_exhausted") {
+    return "budget spent before one commit was certain";
+  }
+  return verdict == "ambiguous" ? "only commits that cannot be built or run separate the candidates" : "";
+}
+
+std::string mail_note(const nlohmann::json& mail) {
+  std::string state = field_text(mail, "state");
+  if (!mail.is_object() || state == "-" || state == "sent") {
+    return "";
+  }
+  std::string lead = state == "not_mailed" ? "not mailed" : state == "failed" ? "mail failed" : "mail " + state;
+  return "(" + lead + ": " + field_text(mail, "why") + ")";
+}
+
+namespace {
 
 CLI::App* add_id_command(CLI::App& app, const char* name, const char* help, ShowOptions& options) {
   CLI::App* command = app.add_subcommand(name, help);
@@ -233,8 +320,15 @@ std::string render_bisection(const nlohmann::json& bisection, std::int64_t now) 
   const auto tested = bisection.value("tested", nlohmann::json::array());
   if (tested.is_array() && !tested.empty()) {
     out << "\ntested commits:\n" << render_tested(tested);
+    bool skipped = std::any_of(tested.begin(), tested.end(),
+                               [](const nlohmann::json& c) { return field_text(c, "status") == "skipped"; });
+    if (skipped) { // a prebuild's failure has no request: the commit leads to its log
+      out << "(why a commit was skipped: `bisectctl logs build COMMIT --tree " << field_text(bisection, "tree")
+          << "`)\n";
+    }
   }
   render_verification(out, bisection);
+  render_requests(out, bisection);
   render_failures(out, bisection);
   render_events(out, bisection);
   return out.str();

@@ -17,6 +17,14 @@ std::string render_bisection(const nlohmann::json& bisection, std::int64_t now);
 // The tested-commits table: #, COMMIT, STATUS, N, MEAN, ±STDDEV, SUBJECT.
 std::string render_tested(const nlohmann::json& tested);
 
+// Why a finished search named no single commit, in words ("no change beyond the threshold (±2%: ...)", "budget
+// spent ..."); "" for a culprit or a search still running.
+std::string verdict_text(const nlohmann::json& bisection);
+
+// `report`'s line on stderr when the mail was not (yet) sent: "(not mailed: no recipients: ...)"; "" once sent or
+// when the daemon does not say (`mail` of GET /api/v1/bisections/ID/report).
+std::string mail_note(const nlohmann::json& mail);
+
 void register_show_commands(CLI::App& app, Context& context, Registry& registry);
 
 } // namespace bisectd::cli

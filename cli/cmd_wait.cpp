@@ -2,6 +2,7 @@
 
 #include "base/clock.hpp"
 #include "base/strings.hpp"
+#include "cli/cmd_show.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/format.hpp"
 #include "cli/interrupt.hpp"
@@ -75,6 +76,9 @@ Status finished(Context& context, const nlohmann::json& bisection, long long id,
     return {};
   }
   std::string why = field_text(bisection, "error");
+  if (why == "-" || why.empty()) {
+    why = verdict_text(bisection); // not_found: no change, or a budget spent on a set (`show` lists it)
+  }
   return make_error(ErrorCode::generic, "bisection " + std::to_string(id) + " ended " + state +
                                           (why == "-" || why.empty() ? "" : ": " + why));
 }

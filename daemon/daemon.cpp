@@ -139,6 +139,7 @@ void Daemon::wire_rooms(const std::string& token) {
                               .samples = store,
                               .bisections = store,
                               .detections = store,
+                              .outbox = store,
                               .repos = *m_repos,
                               .jobs = *m_jobs,
                               .lab = *m_machines,

@@ -5,6 +5,7 @@
 #include "storage/rows.hpp"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +23,8 @@ public:
   // Mail left "sending" by a crash; the caller decides (a delivery that may have happened is not repeated).
   virtual Result<std::vector<std::pair<OutboxRow, ReportRow>>> interrupted_mail() = 0;
   virtual Status mark_mail_sent(std::int64_t outbox_id) = 0;
+  // The delivery row of the report `report_id`; none for a report that is never mailed (a repeat).
+  virtual Result<std::optional<OutboxRow>> report_mail(std::int64_t report_id) = 0;
   virtual Status mark_mail_failed(std::int64_t outbox_id, const std::string& error, std::int64_t next_attempt_at,
                                   bool give_up) = 0;
 };

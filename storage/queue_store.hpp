@@ -44,6 +44,8 @@ public:
   virtual Result<std::vector<RequestRow>> requests_for_detection(std::int64_t detection_id) = 0;
   // Every request waiting for a machine, oldest first.
   virtual Result<std::vector<RequestRow>> queued_requests() = 0;
+  // Every open request (queued, building or running), oldest first (`bisectctl queue`).
+  virtual Result<std::vector<RequestRow>> open_requests() = 0;
   virtual Result<std::optional<RequestRow>> request(std::int64_t id) = 0;
   // Open (queued, building or running) requests measuring (job, commit) for any purpose.
   virtual Result<std::int64_t> open_requests_for(const std::string& job, const std::string& commit) = 0;

@@ -58,6 +58,7 @@ public:
   Result<std::int64_t> failed_requests_for(const std::string& job, const std::string& commit, Purpose purpose) override;
   Result<std::vector<RequestRow>> requests_for_bisection(std::int64_t bisection_id) override;
   Result<std::vector<RequestRow>> requests_for_detection(std::int64_t detection_id) override;
+  Result<std::vector<RequestRow>> open_requests() override;
   Result<std::vector<RequestRow>> queued_requests() override;
   Result<std::optional<RequestRow>> request(std::int64_t id) override;
   Result<std::int64_t> open_requests_for(const std::string& job, const std::string& commit) override;
@@ -118,6 +119,7 @@ public:
   Result<bool> mark_mail_sending(std::int64_t outbox_id) override;
   Result<std::vector<std::pair<OutboxRow, ReportRow>>> interrupted_mail() override;
   Status mark_mail_sent(std::int64_t outbox_id) override;
+  Result<std::optional<OutboxRow>> report_mail(std::int64_t report_id) override;
   Status mark_mail_failed(std::int64_t outbox_id, const std::string& error, std::int64_t next_attempt_at,
                           bool give_up) override;
 

@@ -416,6 +416,17 @@ Status Store::mark_mail_sent(std::int64_t outbox_id) {
   return {};
 }
 
+Result<std::optional<OutboxRow>> Store::report_mail(std::int64_t report_id) {
+  return query_one<OutboxRow>(*m_connection,
+                              "SELECT id, report_id, state, attempts, next_attempt_at, COALESCE(last_error, '') "
+                              "FROM outbox WHERE report_id = ?",
+                              {integer(report_id)}, [](const Statement& s) {
+                                return OutboxRow{s.column_int(0), s.column_int(1),
+                                                 parse_outbox_state(s.column_text(2)).value_or(OutboxState::failed),
+                                                 s.column_int(3), s.column_int(4), s.column_text(5)};
+                              });
+}
+
 Status Store::mark_mail_failed(std::int64_t outbox_id, const std::string& error, std::int64_t next_attempt_at,
                                bool give_up) {
   BISECTD_TRY(m_connection->run("UPDATE outbox SET state = ?, attempts = attempts + 1, last_error = ?, "

@@ -150,6 +150,11 @@ Result<std::vector<RequestRow>> Store::queued_requests() {
   return query<RequestRow>(*m_connection, request_select("state = 'queued' ORDER BY id"), {}, read_request);
 }
 
+Result<std::vector<RequestRow>> Store::open_requests() {
+  return query<RequestRow>(*m_connection, request_select("state IN ('queued', 'building', 'running') ORDER BY id"), {},
+                           read_request);
+}
+
 Result<std::vector<RequestRow>> Store::requests_for_detection(std::int64_t detection_id) {
   return query<RequestRow>(*m_connection, request_select("detection_id = ? ORDER BY id"), {integer(detection_id)},
                            read_request);

@@ -28,6 +28,8 @@ constexpr Route<ApiContext> k_routes[] = {
   {"POST", "/api/v1/bisections/{id}/retry", &retry_bisection},
   {"GET", "/api/v1/detections", &get_detections},
   {"GET", "/api/v1/logs/{kind}/{id}", &get_log},
+  {"GET", "/api/v1/logs/build", &get_commit_build_log}, // ?tree=T&commit=REV[&job=J]: by what the user knows
+  {"GET", "/api/v1/queue", &get_queue},
   {"GET", "/api/v1/results/{commit}", &get_results},
   {"GET", "/api/v1/noise", &get_noise},
   {"GET", "/api/v1/compare", &get_compare},

@@ -143,6 +143,8 @@ HttpResponse get_bisection(ApiContext& c, const Call& call) {
   out["compared"] = compared_json(c.repos, b, result);
   out["verification"] = verification.is_object() ? verification : json::object();
   out["verdict"] = result.value("verdict", "");
+  out["p_no_change"] = result.value("p_no_change", json(nullptr));
+  out["threshold"] = result.value("threshold", json(nullptr)); // the job's, which "no change" is about
   out["merge"] = null_if_empty(b.merge); // the merge the search recursed through, if any
   out["trace"] = result.value("trace", json::array());
   out["chain_length"] = chain.size();

@@ -52,12 +52,16 @@ json repeat_of_bisection(ApiContext& c, const storage::ReportRow& r) {
 
 HttpResponse get_report(ApiContext& c, const Call& call) {
   auto id = std::stoll(call.params.at("id"));
-  if (auto b = c.bisections.bisection(id); !b || !*b) {
+  auto b = c.bisections.bisection(id);
+  if (!b || !*b) {
     return error_response(404, "bisection " + std::to_string(id) + " not found");
   }
   auto row = c.bisections.report(id);
-  if (!row || !*row) {
-    return error_response(404, "bisection " + std::to_string(id) + " has no report (yet)");
+  if (!row) {
+    return error_response(row.error());
+  }
+  if (!*row) {
+    return error_response(404, no_report_reason(c, **b));
   }
   auto all = query_flag(call, "all");
   if (!all) {
@@ -66,6 +70,7 @@ HttpResponse get_report(ApiContext& c, const Call& call) {
   const auto& r = **row;
   // ?all=1: the same report with every significant row of its table (the mail caps them).
   const std::string& text = *all && !r.text_all.empty() ? r.text_all : r.text;
+  auto repeat_of = repeat_of_bisection(c, r);
   return json_response(200, {{"subject", r.subject},
                              {"from", r.sender},
                              {"to", r.to},
@@ -76,7 +81,8 @@ HttpResponse get_report(ApiContext& c, const Call& call) {
                              {"text", text},
                              {"sent", r.sent},
                              // the bisection whose report this one repeats (then never mailed), else null
-                             {"repeat_of", repeat_of_bisection(c, r)}});
+                             {"repeat_of", repeat_of},
+                             {"mail", report_mail_json(c, r, repeat_of)}});
 }
 
 namespace {

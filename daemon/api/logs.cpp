@@ -57,6 +57,15 @@ json read_slice(const std::vector<std::filesystem::path>& files, std::uint64_t o
   return json{{"offset", offset}, {"next_offset", offset + text.size()}, {"text", text}};
 }
 
+// ?offset= in bytes (0 when absent).
+Result<std::uint64_t> offset_of(const Call& call) {
+  try {
+    return std::stoull(call.query_or("offset", "0"));
+  } catch (const std::exception&) {
+    return make_error(ErrorCode::invalid_input, "offset: must be a number of bytes");
+  }
+}
+
 } // namespace
 
 HttpResponse get_log(ApiContext& c, const Call& call) {
@@ -86,16 +95,54 @@ HttpResponse get_log(ApiContext& c, const Call& call) {
   } else {
     return error_response(404, "no such log kind '" + kind + "' (known: request, build, console)");
   }
-  std::uint64_t offset = 0;
-  try {
-    offset = std::stoull(call.query_or("offset", "0"));
-  } catch (const std::exception&) {
-    return error_response(400, "offset: must be a number of bytes");
+  auto offset = offset_of(call);
+  if (!offset) {
+    return error_response(offset.error());
   }
-  auto out = read_slice(files, offset);
-  bool more = out["next_offset"].get<std::uint64_t>() > offset;
+  auto out = read_slice(files, *offset);
+  bool more = out["next_offset"].get<std::uint64_t>() > *offset;
   out["path"] = where;
   out["complete"] = !(*request)->is_open() && !more;
+  return json_response(200, out);
+}
+
+// The build log of a commit named by what the user knows (a tree and a revision, the tree's job unless ?job=):
+// the newest recorded build of (job, commit), a prebuild's too, which no request id leads to.
+HttpResponse get_commit_build_log(ApiContext& c, const Call& call) {
+  auto tree_name = call.query_or("tree");
+  auto rev = call.query_or("commit");
+  if (tree_name.empty() || rev.empty()) {
+    return error_response(400, tree_name.empty() ? "tree: missing" : "commit: missing");
+  }
+  auto tree = c.trees.tree(tree_name);
+  if (!tree || !*tree) {
+    return error_response(404, "tree: '" + tree_name + "' not found");
+  }
+  auto sha = resolve_commit(c, tree_name, rev);
+  if (!sha) {
+    return error_response(sha.error());
+  }
+  auto job = call.query_or("job", (*tree)->job);
+  auto offset = offset_of(call);
+  if (!offset) {
+    return error_response(offset.error());
+  }
+  auto build = c.samples.last_build(job, *sha, "");
+  if (!build) {
+    return error_response(build.error());
+  }
+  if (!*build || (*build)->log_path.empty()) {
+    return error_response(404, "no build of " + *sha + " for job " + job + " is recorded (tree " + tree_name +
+                                 "): it was never built, or its build was reused from an earlier one");
+  }
+  auto out = read_slice({(*build)->log_path}, *offset);
+  bool more = out["next_offset"].get<std::uint64_t>() > *offset;
+  auto open = c.queue.open_requests_for(job, *sha).value_or(0);
+  out["path"] = (*build)->log_path;
+  out["commit"] = *sha;
+  out["job"] = job;
+  out["outcome"] = (*build)->outcome; // ok | failed | infra
+  out["complete"] = open == 0 && !more;
   return json_response(200, out);
 }
 

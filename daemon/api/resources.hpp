@@ -10,6 +10,7 @@
 #include "daemon/core/wake.hpp"
 #include "storage/bisection_store.hpp"
 #include "storage/detection_store.hpp"
+#include "storage/outbox_store.hpp"
 #include "storage/queue_store.hpp"
 #include "storage/sample_store.hpp"
 #include "storage/tree_store.hpp"
@@ -45,6 +46,7 @@ struct ApiContext {
   storage::SampleStore& samples;
   storage::BisectionStore& bisections;
   storage::DetectionStore& detections;
+  storage::OutboxStore& outbox; // a report's delivery state
   TreeRepos& repos;
   JobCatalog& jobs;
   const LabView& lab;
@@ -84,6 +86,15 @@ HttpResponse delete_bisection(ApiContext& c, const Call& call);
 HttpResponse get_detections(ApiContext& c, const Call& call);
 // logs.cpp
 HttpResponse get_log(ApiContext& c, const Call& call);
+HttpResponse get_commit_build_log(ApiContext& c, const Call& call);
+// report_mail.cpp
+// Why bisection `b` has no report, as one line ("bisection 4 is still running: ...").
+std::string no_report_reason(ApiContext& c, const storage::BisectionRow& b);
+// {"state": sent|sending|pending|failed|not_mailed, "why"}: what became of the report's mail. `repeat_of`: the
+// bisection whose report it repeats (null when none is known).
+nlohmann::json report_mail_json(ApiContext& c, const storage::ReportRow& r, const nlohmann::json& repeat_of);
+// queue.cpp
+HttpResponse get_queue(ApiContext& c, const Call& call);
 // bisection_detail.cpp
 HttpResponse get_bisection(ApiContext& c, const Call& call);
 // lava.cpp

@@ -81,8 +81,19 @@ HttpResponse get_status(ApiContext& c, const Call&) {
 
 namespace {
 
-json job_json(ApiContext& c, const storage::JobRow& row) {
-  json entry = {{"name", row.name}, {"path", row.path}, {"yaml", row.yaml}};
+// The trees whose job `name` is, in name order.
+json trees_using(const std::vector<storage::TreeRow>& trees, const std::string& name) {
+  json out = json::array();
+  for (const auto& tree : trees) {
+    if (tree.job == name) {
+      out.push_back(tree.name);
+    }
+  }
+  return out;
+}
+
+json job_json(ApiContext& c, const storage::JobRow& row, const std::vector<storage::TreeRow>& trees) {
+  json entry = {{"name", row.name}, {"path", row.path}, {"yaml", row.yaml}, {"trees", trees_using(trees, row.name)}};
   if (auto job = c.jobs.get(row.name)) {
     entry["primary"] = (*job)->metrics.primary;
     entry["direction"] =
@@ -99,11 +110,12 @@ HttpResponse get_jobs(ApiContext& c, const Call& call) {
   if (!page) {
     return error_response(page.error());
   }
+  auto trees = c.trees.trees().value_or(std::vector<storage::TreeRow>{});
   json next;
   auto out = page_of(
     c.trees.jobs().value_or(std::vector<storage::JobRow>{}), *page,
     [&](const auto& row) { return row.name > page->after; }, // by name
-    [](const auto& row) { return row.name; }, [&](const auto& row) { return job_json(c, row); }, next);
+    [](const auto& row) { return row.name; }, [&](const auto& row) { return job_json(c, row, trees); }, next);
   return json_response(200, {{"jobs", out}, {"next", next}});
 }
 

@@ -20,8 +20,9 @@ BisectionState verdict_state(bisect::Verdict verdict) {
   return verdict == bisect::Verdict::found ? BisectionState::found : BisectionState::not_found;
 }
 
-// The engine's summary as the API shows it (never read back by the daemon).
-std::string result_json(const std::vector<std::string>& chain, const bisect::Step& step) {
+// The engine's summary as the API shows it (never read back by the daemon). `threshold`: the job's, which a "no
+// change" verdict is about.
+std::string result_json(const std::vector<std::string>& chain, const bisect::Step& step, double threshold) {
   json set = json::array();
   for (auto i : step.credible_set) {
     set.push_back(chain[i]);
@@ -32,6 +33,7 @@ std::string result_json(const std::vector<std::string>& chain, const bisect::Ste
               {"credible_set", set},
               {"shift", {{"estimate", step.shift}, {"low", step.shift_low}, {"high", step.shift_high}}},
               {"p_no_change", step.p_no_change},
+              {"threshold", threshold},
               {"chain_length", chain.size()},
               {"trace", tail}}
     .dump(-1, ' ', false, json::error_handler_t::replace);
@@ -297,7 +299,7 @@ Status Driver::advance(storage::BisectionRow b) {
     t.step = bisect::next_step(t.problem);
   }
   t.b.p_culprit = t.step.p_culprit;
-  t.b.result_json = result_json(t.chain, t.step);
+  t.b.result_json = result_json(t.chain, t.step, t.problem.settings.threshold);
   BISECTD_TRY(count_cost(t));
   if (m_parts.prebuilder != nullptr) {
     t.b.builds += m_parts.prebuilder->on_step(t.b, job, t.problem, t.step); // prebuilt, not measured yet

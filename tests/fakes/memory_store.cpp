@@ -311,6 +311,14 @@ Result<std::vector<RequestRow>> MemoryStore::queued_requests() {
   return out;
 }
 
+Result<std::vector<RequestRow>> MemoryStore::open_requests() {
+  std::lock_guard lock(m_mutex);
+  std::vector<RequestRow> out;
+  std::copy_if(m_requests.begin(), m_requests.end(), std::back_inserter(out),
+               [&](const auto& r) { return r.is_open(); });
+  return out;
+}
+
 Result<std::optional<RequestRow>> MemoryStore::request(std::int64_t id) {
   std::lock_guard lock(m_mutex);
   auto* r = find_request(id);
@@ -808,6 +816,12 @@ Status MemoryStore::mark_mail_sent(std::int64_t outbox_id) {
   o.attempts += 1;
   m_reports.at(static_cast<std::size_t>(o.report_id - 1)).sent = true;
   return {};
+}
+
+Result<std::optional<OutboxRow>> MemoryStore::report_mail(std::int64_t report_id) {
+  std::lock_guard lock(m_mutex);
+  auto found = std::find_if(m_outbox.begin(), m_outbox.end(), [&](const auto& o) { return o.report_id == report_id; });
+  return found == m_outbox.end() ? std::optional<OutboxRow>() : std::optional<OutboxRow>(*found);
 }
 
 Status MemoryStore::mark_mail_failed(std::int64_t outbox_id, const std::string& error, std::int64_t next_attempt_at,

@@ -119,6 +119,7 @@ api::HttpResponse handle(storage::Store& store, const api::HttpRequest& request)
                           .samples = store,
                           .bisections = store,
                           .detections = store,
+                          .outbox = store,
                           .repos = *w.trees,
                           .jobs = jobs,
                           .lab = w.lab,

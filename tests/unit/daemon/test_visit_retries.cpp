@@ -166,6 +166,7 @@ public:
     return m_store.requests_for_detection(id);
   }
   Result<std::vector<storage::RequestRow>> queued_requests() override { return m_store.queued_requests(); }
+  Result<std::vector<storage::RequestRow>> open_requests() override { return m_store.open_requests(); }
   Result<std::optional<storage::RequestRow>> request(std::int64_t id) override { return m_store.request(id); }
   Result<std::int64_t> open_requests_for(const std::string& j, const std::string& c) override {
     return m_store.open_requests_for(j, c);
