@@ -233,6 +233,11 @@ std::string render_bisection(const nlohmann::json& bisection, std::int64_t now) 
   const auto tested = bisection.value("tested", nlohmann::json::array());
   if (tested.is_array() && !tested.empty()) {
     out << "\ntested commits:\n" << render_tested(tested);
+    for (const auto& commit : tested) { // why each skipped commit could not be measured
+      if (commit.contains("skipped_because")) {
+        out << "skipped " << field_sha(commit, "commit") << ": " << field_text(commit, "skipped_because") << "\n";
+      }
+    }
   }
   render_verification(out, bisection);
   render_failures(out, bisection);

@@ -148,6 +148,18 @@ ALTER TABLE bisections ADD COLUMN machine_seconds REAL NOT NULL DEFAULT 0;
   R"sql(
 ALTER TABLE trees ADD COLUMN watch_error TEXT NOT NULL DEFAULT '';
 ALTER TABLE trees ADD COLUMN watch_error_at INTEGER NOT NULL DEFAULT 0;
+)sql",
+  // 11: a commit flag names the job's definition (a hash of its stored text): a changed job starts with no flags.
+  // The rows of before, raised by a single failure under the old rule and for no known definition, are dropped:
+  // their commits are measured again (a stored build failure is rebuilt once) and flagged on evidence.
+  R"sql(
+DROP TABLE commit_flags;
+CREATE TABLE commit_flags (
+  job TEXT NOT NULL, definition TEXT NOT NULL, commit_sha TEXT NOT NULL, variant TEXT NOT NULL DEFAULT '',
+  flag TEXT NOT NULL,                -- unbuildable | unbootable | unrunnable | infra
+  count INTEGER NOT NULL DEFAULT 1, message TEXT, updated_at INTEGER NOT NULL,
+  PRIMARY KEY (job, definition, commit_sha, variant, flag));
+CREATE INDEX commit_flags_commit ON commit_flags(commit_sha);
 )sql"};
 
 Result<int> current_version(Connection& connection) {

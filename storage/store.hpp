@@ -79,10 +79,10 @@ public:
   Result<std::vector<SampleRow>> samples_for_commit_prefix(const std::string& prefix, const std::string& tree,
                                                            std::int64_t after_id, std::size_t limit) override;
   Result<std::vector<SampleRow>> samples_for_job(const std::string& job) override;
-  Result<std::int64_t> add_flag(const std::string& job, const std::string& commit, const std::string& variant,
-                                CommitFlag flag, const std::string& message) override;
-  Result<CommitFlags> flags(const std::string& job, const std::string& commit,
-                            const std::string& variant = "") override;
+  Result<std::int64_t> add_flag(const FlagKey& key, CommitFlag flag, const std::string& message) override;
+  Result<CommitFlags> flags(const FlagKey& key) override;
+  Result<std::vector<FlagRow>> commit_flags(const std::string& prefix) override;
+  Result<std::int64_t> clear_flags(const std::string& job, const std::string& commit) override;
   Status record_build(const BuildRecord& build) override;
   Result<std::optional<BuildRecord>> last_build(const std::string& job, const std::string& commit,
                                                 const std::string& variant) override;

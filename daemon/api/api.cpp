@@ -29,6 +29,7 @@ constexpr Route<ApiContext> k_routes[] = {
   {"GET", "/api/v1/detections", &get_detections},
   {"GET", "/api/v1/logs/{kind}/{id}", &get_log},
   {"GET", "/api/v1/results/{commit}", &get_results},
+  {"POST", "/api/v1/commits/{commit}/clear", &post_commit_clear},
   {"GET", "/api/v1/noise", &get_noise},
   {"GET", "/api/v1/compare", &get_compare},
   {"POST", "/lava/notify/{id}", &post_lava_notify},
