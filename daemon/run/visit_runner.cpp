@@ -132,10 +132,11 @@ RequestOutcome VisitRunner::after_failed_runs(const Job& job, const storage::Req
                                               const lab::VisitResult& visit) {
   auto no_sample = "no run gave " + job.metrics.primary;
   auto failed = std::ranges::find_if(visit.runs, [](const lab::RunResult& run) { return !run.ok && !run.timed_out; });
+  if (visit.runs.empty()) {
+    return fail(request, Error{ErrorCode::infra, no_sample + ": the visit made no runs"}, FailureKind::passing);
+  }
   if (failed == visit.runs.end()) {
-    return fail(request,
-                Error{ErrorCode::timeout, no_sample + (visit.runs.empty() ? "" : ": " + visit.runs.front().error)},
-                FailureKind::passing);
+    return fail(request, Error{ErrorCode::timeout, no_sample + ": " + visit.runs.front().error}, FailureKind::passing);
   }
   auto count = m_samples.add_flag(flag_key(job, request.commit, request.variant), storage::CommitFlag::unrunnable,
                                   "run " + std::to_string(failed->index) + ": " + failed->error);
