@@ -11,6 +11,7 @@ midpoint 4; skipped, then 3, 5 and 6)."""
 import json
 import os
 import sys
+import time
 import urllib.error
 import urllib.request
 
@@ -22,12 +23,12 @@ from faults_lib import BAD, GOOD, NORMAL_BENCH, make_tree, query  # noqa: E402
 CULPRIT = 6       # commits 6.. are slower
 FAILING = 4       # the classic midpoint of 0..8: its benchmark always exits 3
 RUNS = 2          # runs per visit
-RUN_TIMEOUT = 3   # seconds: the hanging head's runs are killed then
+RUN_TIMEOUT = 2   # seconds: the hanging head's runs are killed then
 
 # The head's benchmark: every run that starts within HANG_WINDOW seconds of its first one hangs (the box hangs for a
 # while), so its first visit times out whole, whichever machine and request it is (both its runs start in the window:
 # the first is killed after RUN_TIMEOUT). It keeps the time in a file outside the worktree: the job runs unsandboxed.
-HANG_WINDOW = 5
+HANG_WINDOW = 4
 HANG_ONCE = """import os, random, time
 first = {first!r}
 if not os.path.exists(first):
@@ -90,11 +91,13 @@ def test(env):
     config = os.path.join(env.dir, "unsandboxed.yaml")  # the hang counter lives outside the worktree
     with open(config, "w") as f:
         f.write("sandbox: none\n")
+    started = time.monotonic()
     env.start_daemon("--config", config)
     env.ctl("tree", "add", "demo", os.path.join(env.dir, "repo"), "--branch", "master", "--job", job)
     bid = str(json.loads(env.ctl("bisect", "start", "--tree", "demo", "--good", shas[0], "--bad", head,
                                  "--json").stdout)["id"])
     r = env.ctl("wait", bid, "--timeout", "240", expect=None)
+    elapsed = time.monotonic() - started
     show = env.ctl_json("show", bid)
     check(r.returncode == 0, f"wait: exit {r.returncode}: {r.stderr[-300:]}\nshow: {json.dumps(show)[:3000]}")
     check(show["state"] == "found" and show["culprit"] == culprit,
@@ -147,7 +150,8 @@ def test(env):
     check(flags_of(env, failing) == [], f"flags left after commit clear: {flags_of(env, failing)}")
     print(f"flaky_runs: culprit {culprit[:10]} found; the head's benchmark ran {head_runs} times, its first visit "
           f"timed out; requests of the head: {states}; commit {FAILING} "
-          f"skipped after {attempts} attempts; {show['runs']} runs, {show['builds']} builds")
+          f"skipped after {attempts} attempts; {show['runs']} runs, {show['builds']} builds; daemon start to "
+          f"verdict {elapsed:.1f} s")
 
 
 if __name__ == "__main__":
