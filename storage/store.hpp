@@ -50,7 +50,7 @@ public:
   Status set_request_state(std::int64_t id, RequestState state) override;
   Status finish_request(std::int64_t id, const std::vector<SampleRow>& samples) override;
   Status fail_request(std::int64_t id, const std::string& code, const std::string& message,
-                      std::optional<std::int64_t> retry_at) override;
+                      std::optional<std::int64_t> retry_at, const std::string& elsewhere_than = "") override;
   Result<std::pair<int, int>> requeue_interrupted(int max_attempts) override;
   Status set_lab_handle(std::int64_t id, const std::string& handle) override;
   Status add_machine_time(std::int64_t id, double seconds) override;

@@ -45,10 +45,10 @@ std::vector<storage::SampleRow> to_samples(const storage::RequestRow& request, c
 
 // Bounded by store_retry_wait's budget; a daemon stop ends it at once (the restart requeues the request).
 void VisitRunner::store_failure(std::int64_t id, const std::string& code, const std::string& message,
-                                std::optional<std::int64_t> retry_at) {
+                                std::optional<std::int64_t> retry_at, const std::string& elsewhere_than) {
   std::chrono::milliseconds waited{0};
   for (int tries = 1;; ++tries) {
-    auto stored = m_queue.fail_request(id, code, message, retry_at);
+    auto stored = m_queue.fail_request(id, code, message, retry_at, elsewhere_than);
     if (stored) {
       if (tries > 1) {
         spdlog::info("request {}: its failure stored at try {}", id, tries);
@@ -90,7 +90,8 @@ RequestOutcome VisitRunner::fail(const storage::RequestRow& request, const Error
   }
   spdlog::warn("request {} ({} {}): {}: {}", request.id, to_string(request.purpose), base::short_sha(request.commit),
                code, message);
-  store_failure(request.id, code, message, retry_at);
+  // The commit's own failure seen once: another machine of the group may look again at once, this one after the delay.
+  store_failure(request.id, code, message, retry_at, kind == FailureKind::unconfirmed ? request.machine : "");
   return retry_at ? RequestOutcome::requeued : RequestOutcome::failed;
 }
 

@@ -43,7 +43,7 @@ private:
   RequestOutcome commit_failure(const storage::RequestRow& request, Error error, const Result<std::int64_t>& count);
   // Records a failed attempt, writing again while the store refuses (disk full, locked).
   void store_failure(std::int64_t id, const std::string& code, const std::string& message,
-                     std::optional<std::int64_t> retry_at);
+                     std::optional<std::int64_t> retry_at, const std::string& elsewhere_than);
   RequestOutcome after_failed_build(const Job& job, const storage::RequestRow& request,
                                     const kbuild::BuildResult& build);
   RequestOutcome after_failed_visit(const Job& job, const storage::RequestRow& request, const lab::VisitResult& visit);

@@ -179,7 +179,9 @@ Result<std::optional<RequestRow>> MemoryStore::claim_request(const std::string& 
   RequestRow* best = nullptr;
   for (auto& r : m_requests) {
     bool claimable = r.state == RequestState::queued && r.machine_group == group &&
-                     (r.pin_machine.empty() || r.pin_machine == machine) && r.retry_at <= base::unix_now() &&
+                     (r.pin_machine.empty() || r.pin_machine == machine) &&
+                     (r.retry_at <= base::unix_now() ||
+                      (!m_retry_elsewhere[r.id].empty() && m_retry_elsewhere[r.id] != machine)) &&
                      (r.lab_handle.empty() || r.machine == machine) && !m_removed.contains(r.tree);
     auto rank = [](const RequestRow& row) { return std::pair{row.lab_handle.empty(), row.attempts}; };
     if (claimable && (best == nullptr || rank(r) < rank(*best))) {
@@ -255,8 +257,9 @@ Status MemoryStore::finish_request(std::int64_t id, const std::vector<SampleRow>
 }
 
 Status MemoryStore::fail_request(std::int64_t id, const std::string& code, const std::string& message,
-                                 std::optional<std::int64_t> retry_at) {
+                                 std::optional<std::int64_t> retry_at, const std::string& elsewhere_than) {
   std::lock_guard lock(m_mutex);
+  m_retry_elsewhere[id] = elsewhere_than;
   if (auto* r = find_request(id)) {
     r->state = retry_at ? RequestState::queued : RequestState::failed;
     r->retry_at = retry_at.value_or(0);

@@ -9,6 +9,7 @@
 #include "storage/sample_store.hpp"
 #include "storage/tree_store.hpp"
 
+#include <map>
 #include <mutex>
 #include <set>
 #include <vector>
@@ -41,7 +42,7 @@ public:
   Status set_request_state(std::int64_t id, storage::RequestState state) override;
   Status finish_request(std::int64_t id, const std::vector<storage::SampleRow>& samples) override;
   Status fail_request(std::int64_t id, const std::string& code, const std::string& message,
-                      std::optional<std::int64_t> retry_at) override;
+                      std::optional<std::int64_t> retry_at, const std::string& elsewhere_than = "") override;
   Result<std::pair<int, int>> requeue_interrupted(int max_attempts) override;
   Status set_lab_handle(std::int64_t id, const std::string& handle) override;
   Status add_machine_time(std::int64_t id, double seconds) override;
@@ -137,6 +138,7 @@ private:
   std::vector<storage::RequestRow> m_requests;
   std::vector<storage::SampleRow> m_samples;
   std::vector<storage::FlagRow> m_flags;
+  std::map<std::int64_t, std::string> m_retry_elsewhere; // request id -> the machine that waits for retry_at
   std::vector<storage::BuildRecord> m_builds;
   std::vector<storage::DetectionRow> m_detections;
   std::vector<storage::BisectionRow> m_bisections;

@@ -212,3 +212,28 @@ TEST_CASE("flaky runs: the flags name the job's definition; a changed job starts
   CHECK(daemon::job_definition(fixed) != daemon::job_definition(*fx.job));
   CHECK_FALSE(fx.store.flags(daemon::flag_key(fixed, fx.line[1])).value().is_skipped());
 }
+
+TEST_CASE("flaky runs: the second attempt goes to another machine of the group at once, the same one waits",
+          "[daemon][run]") {
+  FlakyFixture fx;
+  ScriptedMachine machine({Visit::benchmark_failed});
+  auto id = fx.enqueue(fx.line[1]);
+  auto first = fx.store.claim_request("local", "m0").value();
+  REQUIRE(first);
+  CHECK(fx.runner.run(machine, *first) == RequestOutcome::requeued);
+  CHECK_FALSE(fx.store.claim_request("local", "m0").value()); // the machine that failed waits k_confirm_delay
+  auto elsewhere = fx.store.claim_request("local", "m1").value();
+  REQUIRE(elsewhere);
+  CHECK(elsewhere->id == id);
+}
+
+TEST_CASE("flaky runs: a timeout's retry waits its back-off on every machine", "[daemon][run]") {
+  FlakyFixture fx;
+  ScriptedMachine machine({Visit::timed_out});
+  fx.enqueue(fx.line[1]);
+  auto first = fx.store.claim_request("local", "m0").value();
+  REQUIRE(first);
+  CHECK(fx.runner.run(machine, *first) == RequestOutcome::requeued);
+  CHECK_FALSE(fx.store.claim_request("local", "m0").value());
+  CHECK_FALSE(fx.store.claim_request("local", "m1").value()); // lab trouble: let it pass first
+}

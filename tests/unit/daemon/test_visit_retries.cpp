@@ -138,12 +138,12 @@ class RefusingQueue final : public storage::QueueStore {
 public:
   RefusingQueue(MemoryStore& store, int refusals) : m_store(store), m_refusals(refusals) {}
   Status fail_request(std::int64_t id, const std::string& code, const std::string& message,
-                      std::optional<std::int64_t> retry_at) override {
+                      std::optional<std::int64_t> retry_at, const std::string& elsewhere_than = "") override {
     ++calls;
     if (m_refusals-- > 0) {
       return make_error(ErrorCode::io, "database or disk is full");
     }
-    return m_store.fail_request(id, code, message, retry_at);
+    return m_store.fail_request(id, code, message, retry_at, elsewhere_than);
   }
   Result<std::int64_t> enqueue(const storage::RequestRow& r) override { return m_store.enqueue(r); }
   Result<std::optional<storage::RequestRow>> claim_request(const std::string& g, const std::string& m) override {

@@ -1,5 +1,6 @@
 // Commit flags (issue 30, item 2): counted per job definition, listed with their reasons, cleared by the operator;
 // the migration drops the flags raised under the old one-failure rule.
+#include "base/clock.hpp"
 #include "base/fs.hpp"
 #include "storage/query.hpp"
 #include "storage/schema.hpp"
@@ -93,4 +94,27 @@ TEST_CASE("commit flags: the migration drops the flags raised by a single failur
     CHECK(store->commit_flags(k_sha).value().size() == 1);
   }
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("requests: a retry meant for elsewhere is claimed at once by another machine, by its own after retry_at",
+          "[storage]") {
+  FlagStore t;
+  RequestRow r;
+  r.tree = "demo";
+  r.job = "bench";
+  r.commit = k_sha;
+  r.machine_group = "local";
+  auto id = t.store->enqueue(r).value();
+  REQUIRE(t.store->claim_request("local", "m0").value());
+  auto later = base::unix_now() + 60;
+  REQUIRE(t.store->fail_request(id, "benchmark_failed", "run 0: exit 3", later, "m0"));
+  CHECK_FALSE(t.store->claim_request("local", "m0").value());
+  auto other = t.store->claim_request("local", "m1").value();
+  REQUIRE(other);
+  CHECK(other->id == id);
+  REQUIRE(t.store->fail_request(id, "timeout", "run 0: timed out", later)); // infra-like: nobody before retry_at
+  CHECK_FALSE(t.store->claim_request("local", "m0").value());
+  CHECK_FALSE(t.store->claim_request("local", "m1").value());
+  REQUIRE(t.store->fail_request(id, "benchmark_failed", "run 0: exit 3", base::unix_now(), "m0"));
+  CHECK(t.store->claim_request("local", "m0").value()); // its own machine, once the delay is over
 }
