@@ -100,6 +100,29 @@ Status results(Context& context, const InfoOptions& options) {
   return get_and_print(context, path, options.json, render_results, "samples");
 }
 
+// `commit clear COMMIT --tree T [--job J]`: the commit's flags for the job dropped, so it is built and measured again.
+Status clear_commit(Context& context, const InfoOptions& options) {
+  BISECTD_TRY(validate_name(options.tree, "--tree"));
+  BISECTD_TRY(validate_commit(options.commit, options.tree, "COMMIT"));
+  if (!options.job.empty()) { // default: the tree's job (the daemon knows it)
+    BISECTD_TRY(validate_name(options.job, "--job"));
+  }
+  nlohmann::json body = {{"tree", options.tree}};
+  if (!options.job.empty()) {
+    body["job"] = options.job;
+  }
+  BISECTD_TRY_ASSIGN(HttpClient client, context.writer());
+  BISECTD_TRY_ASSIGN(nlohmann::json reply, client.post_json("/api/v1/commits/" + url_encode(options.commit) + "/clear",
+                                                            body));
+  if (options.json) {
+    context.print_json(reply);
+    return {};
+  }
+  context.out() << "commit " << field_text(reply, "commit") << ": " << field_text(reply, "cleared")
+                << " flag(s) of job " << field_text(reply, "job") << " cleared\n";
+  return {};
+}
+
 Status compare(Context& context, const InfoOptions& options) {
   BISECTD_TRY(validate_commit(options.commit, options.tree, "A"));
   BISECTD_TRY(validate_commit(options.other, options.tree, "B"));
@@ -173,6 +196,20 @@ std::string render_status(const nlohmann::json& status) {
   return out;
 }
 
+std::string render_flags(const nlohmann::json& flags) {
+  if (!flags.is_array() || flags.empty()) {
+    return "";
+  }
+  Table table({"JOB", "VARIANT", "FLAG", "FAILURES", "EFFECT", "WHY"},
+              {Align::left, Align::left, Align::left, Align::right, Align::left, Align::left});
+  for (const auto& f : flags) {
+    auto variant = field_text(f, "variant");
+    table.add_row({field_text(f, "job"), variant.empty() ? "-" : variant, field_text(f, "flag"),
+                   field_text(f, "count"), field_text(f, "effect"), field_text(f, "reason")});
+  }
+  return "flags (bisectctl commit clear COMMIT --tree TREE drops them):\n" + table.render();
+}
+
 std::string render_results(const nlohmann::json& results) {
   const auto samples = results.value("samples", nlohmann::json::array());
   std::set<std::string> names;
@@ -182,7 +219,8 @@ std::string render_results(const nlohmann::json& results) {
       names.insert(name);
     }
   }
-  std::string head = "commit " + field_text(results, "commit") + ": " + std::to_string(samples.size()) + " samples\n";
+  std::string head = "commit " + field_text(results, "commit") + ": " + std::to_string(samples.size()) + " samples\n" +
+                     render_flags(results.value("flags", nlohmann::json::array()));
   bool wide = names.size() <= k_max_metric_columns;
   std::vector<std::string> headers = {"JOB", "MACHINE", "BOOT", "RUN", "AT"};
   if (wide) {
@@ -263,6 +301,18 @@ void register_info_commands(CLI::App& app, Context& context, Registry& registry)
   command->add_option("--metric", results_options->metric,
                       "only metrics whose names match this glob ('proc-vmstat.*', 'time.*_time', 'vmstat.cpu.[us]?')");
   registry.add(command, [&context, results_options] { return results(context, *results_options); });
+
+  // `commit clear`: a commit's flags (unbuildable, unrunnable, ...) for a job dropped.
+  auto commit = app.add_subcommand("commit", "act on a commit");
+  commit->require_subcommand(1);
+  auto clear_options = std::make_shared<InfoOptions>();
+  auto clear = commit->add_subcommand(
+    "clear", "drop a commit's flags for a job (unbuildable, unbootable, unrunnable, infra): it is measured again");
+  clear->add_option("COMMIT", clear_options->commit, "sha or prefix (7+ hex characters), or a ref")->required();
+  clear->add_option("--tree", clear_options->tree, "the tree whose mirror resolves COMMIT")->required();
+  clear->add_option("--job", clear_options->job, "job name (default: the tree's job)");
+  clear->add_flag("--json", clear_options->json, "print the daemon's JSON reply");
+  registry.add(clear, [&context, clear_options] { return clear_commit(context, *clear_options); });
 
   auto compare_options =
     add_json_command(app, "compare", "LKP comparison table of two measured commits (significant changes)", command);

@@ -15,7 +15,10 @@ std::string render_status(const nlohmann::json& status);
 // The machines table: NAME GROUP BACKEND STATE CURRENT DESCRIPTION.
 std::string render_machines(const nlohmann::json& machines);
 
-// `results`: one row per sample; metric columns when there are few metrics, else one row per metric.
+// A commit's flags (`results`): JOB VARIANT FLAG FAILURES EFFECT WHY under a line naming `commit clear`; "" for none.
+std::string render_flags(const nlohmann::json& flags);
+
+// `results`: its flags, then one row per sample; metric columns when there are few metrics, else one row per metric.
 std::string render_results(const nlohmann::json& results);
 
 // `noise`: METRIC COMMITS RUNS RUN_SIGMA COMMIT_SIGMA HEAVY_TAILED BIMODAL RUNS_FOR_THRESHOLD.

@@ -320,8 +320,13 @@ std::string render_bisection(const nlohmann::json& bisection, std::int64_t now) 
   const auto tested = bisection.value("tested", nlohmann::json::array());
   if (tested.is_array() && !tested.empty()) {
     out << "\ntested commits:\n" << render_tested(tested);
-    bool skipped = std::any_of(tested.begin(), tested.end(),
-                               [](const nlohmann::json& c) { return field_text(c, "status") == "skipped"; });
+    bool skipped = false;
+    for (const auto& commit : tested) { // why each skipped commit could not be measured
+      if (commit.contains("skipped_because")) {
+        out << "skipped " << field_sha(commit, "commit") << ": " << field_text(commit, "skipped_because") << "\n";
+      }
+      skipped = skipped || field_text(commit, "status") == "skipped";
+    }
     if (skipped) { // a prebuild's failure has no request: the commit leads to its log
       out << "(why a commit was skipped: `bisectctl logs build COMMIT --tree " << field_text(bisection, "tree")
           << "`)\n";

@@ -155,4 +155,19 @@ Status BuildStore::save(const std::string& commit, const std::string& recipe_has
   return base::write_file_atomic(dir / k_result_file, render(result, dir));
 }
 
+Status BuildStore::forget_failure(const std::string& commit, const std::string& recipe_hash) {
+  BISECTD_TRY(check_key(commit, recipe_hash));
+  auto stored = lookup(commit, recipe_hash);
+  if (!stored || stored->outcome != BuildOutcome::failed) {
+    return {};
+  }
+  auto file = dir_for(commit, recipe_hash) / k_result_file;
+  std::error_code ec;
+  std::filesystem::remove(file, ec);
+  if (ec) {
+    return make_error(ErrorCode::io, file.string() + ": cannot remove: " + ec.message());
+  }
+  return {};
+}
+
 } // namespace bisectd::kbuild

@@ -36,6 +36,10 @@ public:
   // they are retried. Paths inside the store directory are kept relative to it (the store can move).
   Status save(const std::string& commit, const std::string& recipe_hash, const BuildResult& result);
 
+  // Forgets a stored build failure of (commit, recipe hash) (its result file goes; the next build starts afresh): a
+  // failure seen once may have been the machine's. A stored success is kept. Error: invalid key or I/O.
+  Status forget_failure(const std::string& commit, const std::string& recipe_hash);
+
 private:
   std::filesystem::path m_root;
 };

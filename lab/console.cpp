@@ -157,6 +157,10 @@ RunResult run_result(const ConsoleRun& run, const VisitRequest& request, const s
   judge_run(result, run.output, request.run,
             !run.ended ? "no end marker" : run.exit_code != 0 ? "benchmark exit " + std::to_string(run.exit_code) : "");
   judge_guest_disk_full(result, run.ended && run.exit_code != 0, run.output);
+  // /init runs the benchmark under `timeout -s KILL`: 137 is its limit (or the OOM killer's); no end marker, a guest
+  // that stopped answering.
+  constexpr int k_killed_by_timeout = 128 + 9;
+  result.timed_out = !result.ok && (!run.ended || run.exit_code == k_killed_by_timeout);
   // The benchmark's own metrics win a name clash: a job's primary metric is never a monitor's.
   add_collected_metrics(result, monitors::system_metrics(request.run.monitors, run.before, run.after, run.seconds));
   add_collected_metrics(result, perf_metrics(request.run.perf, run.perf, run.seconds));

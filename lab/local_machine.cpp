@@ -61,6 +61,7 @@ void judge_logged_run(const VisitRequest& request, const base::ExitStatus& statu
     return;
   }
   judge_run(run, *output, request.run, status.ok() ? "" : "benchmark " + status.describe());
+  run.timed_out = !run.ok && status.timed_out;
   if (!run.log_note.empty()) {
     (void)base::append_file(run.log_path, run.log_note); // the run's log says what its metrics lost
   }

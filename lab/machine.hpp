@@ -103,6 +103,9 @@ struct RunResult {
   // Not ok because a file system was full (its log could not be written, or the failed benchmark said "No space
   // left on device" / "Disk quota exceeded"): our side's trouble, retried as infra, never a verdict on the commit.
   bool disk_full = false;
+  // Not ok because it ran past its time limit (or a guest stopped answering mid-run): the commit may hang, or the
+  // machine did. Retried like infra, never on its own a verdict on the commit.
+  bool timed_out = false;
 };
 
 enum class VisitOutcome {

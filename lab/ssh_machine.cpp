@@ -255,6 +255,7 @@ void SshMachine::run_all(Visit& visit, const std::string& cwd, const BoxState& b
               status->ok() ? ""
                            : "benchmark " + status->describe() +
                                (status->err.empty() ? "" : ": " + std::string(base::trim(status->err)).substr(0, 200)));
+    run.timed_out = !run.ok && status->timed_out;
     judge_disk_full(run, *status, output);
     add_collected_metrics(run, std::move(monitored)); // the benchmark's own metrics win a name clash
     if (!run.log_note.empty()) {

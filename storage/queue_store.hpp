@@ -30,9 +30,11 @@ public:
   virtual Status requeue_request(std::int64_t id, const std::string& message) = 0;
   // Stores the visit's samples and marks the request done, atomically.
   virtual Status finish_request(std::int64_t id, const std::vector<SampleRow>& samples) = 0;
-  // Marks the request failed (no `retry_at`) or back to queued, to be claimed at `retry_at` (unix time) or later.
+  // Marks the request failed (no `retry_at`) or back to queued, to be claimed at `retry_at` (unix time) or later;
+  // by any machine but `elsewhere_than` at once when that is not empty (a second attempt after the commit's own
+  // failure is evidence from another machine where the group has one).
   virtual Status fail_request(std::int64_t id, const std::string& code, const std::string& message,
-                              std::optional<std::int64_t> retry_at) = 0;
+                              std::optional<std::int64_t> retry_at, const std::string& elsewhere_than = "") = 0;
   // After a crash: requests left building/running go back to the queue (their partial samples were never stored),
   // unless they were claimed `max_attempts` times already (a request that kills the daemon must not do it for
   // ever): those fail. Returns (requeued, failed).

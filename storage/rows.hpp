@@ -138,6 +138,21 @@ struct OutboxRow {
   std::string last_error;
 };
 
+// Whom a commit flag speaks of: a commit's build (`variant`) for a job as the job was defined when the failures were
+// seen (`definition`: a hash of the job's stored text), so a changed job starts with no flags.
+struct FlagKey {
+  std::string job, definition, commit, variant;
+};
+
+// One raised flag as stored: how often, and the last failure's message (why).
+struct FlagRow {
+  FlagKey key;
+  CommitFlag flag = CommitFlag::unrunnable;
+  std::int64_t count = 0;
+  std::string message;
+  std::int64_t updated_at = 0;
+};
+
 struct BuildRecord {
   std::string job, commit, variant;
   std::string outcome; // ok | failed | infra

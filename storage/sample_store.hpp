@@ -40,11 +40,14 @@ public:
                                                                    std::int64_t after_id, std::size_t limit) = 0;
   virtual Result<std::vector<SampleRow>> samples_for_job(const std::string& job) = 0;
 
-  // Raises `flag` for (job, commit, variant); returns its new count.
-  virtual Result<std::int64_t> add_flag(const std::string& job, const std::string& commit, const std::string& variant,
-                                        CommitFlag flag, const std::string& message) = 0;
-  virtual Result<CommitFlags> flags(const std::string& job, const std::string& commit,
-                                    const std::string& variant = "") = 0;
+  // Raises `flag` for `key`; returns its new count.
+  virtual Result<std::int64_t> add_flag(const FlagKey& key, CommitFlag flag, const std::string& message) = 0;
+  // The flags raised for exactly `key` (flags of another definition of the job do not count).
+  virtual Result<CommitFlags> flags(const FlagKey& key) = 0;
+  // Every flag raised on the commits starting with `prefix`, for any job, definition and variant (`results`).
+  virtual Result<std::vector<FlagRow>> commit_flags(const std::string& prefix) = 0;
+  // Drops every flag of `commit` for `job` (any definition and variant); returns how many rows went.
+  virtual Result<std::int64_t> clear_flags(const std::string& job, const std::string& commit) = 0;
   virtual Status record_build(const BuildRecord& build) = 0;
   // The newest recorded build of (job, commit, variant), if any.
   virtual Result<std::optional<BuildRecord>> last_build(const std::string& job, const std::string& commit,

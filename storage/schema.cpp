@@ -148,6 +148,22 @@ ALTER TABLE bisections ADD COLUMN machine_seconds REAL NOT NULL DEFAULT 0;
   R"sql(
 ALTER TABLE trees ADD COLUMN watch_error TEXT NOT NULL DEFAULT '';
 ALTER TABLE trees ADD COLUMN watch_error_at INTEGER NOT NULL DEFAULT 0;
+)sql",
+  // 11: a commit flag names the job's definition (a hash of its stored text): a changed job starts with no flags.
+  // A second attempt after the commit's own failure goes to another machine when the group has one.
+  // The rows of before, raised by a single failure under the old rule and for no known definition, are dropped:
+  // their commits are measured again (a stored build failure is rebuilt once) and flagged on evidence.
+  R"sql(
+DROP TABLE commit_flags;
+CREATE TABLE commit_flags (
+  job TEXT NOT NULL, definition TEXT NOT NULL, commit_sha TEXT NOT NULL, variant TEXT NOT NULL DEFAULT '',
+  flag TEXT NOT NULL,                -- unbuildable | unbootable | unrunnable | infra
+  count INTEGER NOT NULL DEFAULT 1, message TEXT, updated_at INTEGER NOT NULL,
+  PRIMARY KEY (job, definition, commit_sha, variant, flag));
+CREATE INDEX commit_flags_commit ON commit_flags(commit_sha);
+-- the machine where a request met a failure of the commit's own once: another machine of the group may take the
+-- second attempt at once, that one only at retry_at
+ALTER TABLE requests ADD COLUMN retry_elsewhere TEXT NOT NULL DEFAULT '';
 )sql"};
 
 Result<int> current_version(Connection& connection) {

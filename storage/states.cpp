@@ -92,7 +92,7 @@ std::string CommitFlags::skip_reason() const {
   std::string out;
   for (auto flag : {CommitFlag::unbuildable, CommitFlag::unbootable, CommitFlag::unrunnable, CommitFlag::infra}) {
     auto n = count(flag);
-    if (n == 0 || (flag == CommitFlag::unbootable && n < k_boot_failures_to_skip)) {
+    if (!is_verdict(flag)) {
       continue;
     }
     auto message = messages.find(flag);

@@ -27,11 +27,11 @@ enum class DetectionState { confirming, confirmed, rejected };
 enum class Origin { manual, detect };
 // A report mail: pending (due at next_attempt_at) → sending (handed to the transport) → sent | failed.
 enum class OutboxState { pending, sending, sent, failed };
-// What a commit cannot do for a job: counted per (job, commit, variant).
+// What a commit cannot do for a job: counted per (job, job definition, commit, variant).
 enum class CommitFlag {
   unbuildable, // the build failed for the commit's own reasons
-  unbootable,  // the kernel did not boot (counted: the first failure may be the machine's)
-  unrunnable,  // the benchmark gave no sample on it
+  unbootable,  // the kernel did not boot
+  unrunnable,  // the benchmark gave no sample on it (failed, not timed out)
   infra,       // the lab failed on it every time it tried (attempts exhausted): skipped, with the reason stored
 };
 
@@ -62,19 +62,28 @@ constexpr bool is_waiting(RequestState state) {
   return state == RequestState::queued || state == RequestState::building;
 }
 
-// How often each flag was raised for a (job, commit, variant).
+// How often each flag was raised for a (job, job definition, commit, variant).
 struct CommitFlags {
-  // A kernel that failed to boot once may have met a flaky machine; the second failure skips the commit.
-  static constexpr std::int64_t k_boot_failures_to_skip = 2;
+  // A failure is evidence, not a verdict: a build, boot or benchmark that failed once may have met a flaky machine
+  // (an OOM-killed compiler, a box that hung). The same failure on a second attempt (a new build, a new boot) skips
+  // the commit. `infra` is raised only once a request's attempts are all spent, so once is enough there.
+  static constexpr std::int64_t k_failures_to_skip = 2;
 
   std::int64_t unbuildable = 0, unbootable = 0, unrunnable = 0, infra = 0;
   // The message stored with each flag's latest raise: the build's error line, the visit's failure.
   std::map<CommitFlag, std::string> messages;
 
   [[nodiscard]] std::int64_t count(CommitFlag flag) const;
+  // How often `flag` must be raised before it is a verdict on the commit.
+  static constexpr std::int64_t failures_to_skip(CommitFlag flag) {
+    return flag == CommitFlag::infra ? 1 : k_failures_to_skip;
+  }
+  // The failure behind `flag` is a verdict on the commit (seen often enough).
+  [[nodiscard]] bool is_verdict(CommitFlag flag) const { return count(flag) >= failures_to_skip(flag); }
   // The commit cannot be measured: bisections skip it (keeping its prior mass), the watcher waits for the next head.
   [[nodiscard]] bool is_skipped() const {
-    return unbuildable > 0 || unrunnable > 0 || infra > 0 || unbootable >= k_boot_failures_to_skip;
+    return is_verdict(CommitFlag::unbuildable) || is_verdict(CommitFlag::unbootable) ||
+           is_verdict(CommitFlag::unrunnable) || is_verdict(CommitFlag::infra);
   }
   // Why is_skipped() holds, for a report: each flag that skips the commit with its message, "; "-joined
   // ("unbuildable: mm/x.c:12: error: ..."; "unbootable (2 times): ..."); "" when the commit is not skipped.

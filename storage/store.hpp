@@ -50,7 +50,7 @@ public:
   Status set_request_state(std::int64_t id, RequestState state) override;
   Status finish_request(std::int64_t id, const std::vector<SampleRow>& samples) override;
   Status fail_request(std::int64_t id, const std::string& code, const std::string& message,
-                      std::optional<std::int64_t> retry_at) override;
+                      std::optional<std::int64_t> retry_at, const std::string& elsewhere_than = "") override;
   Result<std::pair<int, int>> requeue_interrupted(int max_attempts) override;
   Status set_lab_handle(std::int64_t id, const std::string& handle) override;
   Status add_machine_time(std::int64_t id, double seconds) override;
@@ -80,10 +80,10 @@ public:
   Result<std::vector<SampleRow>> samples_for_commit_prefix(const std::string& prefix, const std::string& tree,
                                                            std::int64_t after_id, std::size_t limit) override;
   Result<std::vector<SampleRow>> samples_for_job(const std::string& job) override;
-  Result<std::int64_t> add_flag(const std::string& job, const std::string& commit, const std::string& variant,
-                                CommitFlag flag, const std::string& message) override;
-  Result<CommitFlags> flags(const std::string& job, const std::string& commit,
-                            const std::string& variant = "") override;
+  Result<std::int64_t> add_flag(const FlagKey& key, CommitFlag flag, const std::string& message) override;
+  Result<CommitFlags> flags(const FlagKey& key) override;
+  Result<std::vector<FlagRow>> commit_flags(const std::string& prefix) override;
+  Result<std::int64_t> clear_flags(const std::string& job, const std::string& commit) override;
   Status record_build(const BuildRecord& build) override;
   Result<std::optional<BuildRecord>> last_build(const std::string& job, const std::string& commit,
                                                 const std::string& variant) override;

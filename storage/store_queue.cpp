@@ -64,11 +64,13 @@ Result<std::optional<RequestRow>> Store::claim_request(const std::string& group,
   BISECTD_TRY_ASSIGN(auto row, query_one<RequestRow>(
                                  *m_connection,
                                  request_select("state = 'queued' AND machine_group = ? AND "
-                                                "(pin_machine IS NULL OR pin_machine = ?) AND retry_at <= ? AND "
+                                                "(pin_machine IS NULL OR pin_machine = ?) AND "
+                                                "(retry_at <= ? OR (retry_elsewhere != '' AND retry_elsewhere != ?)) AND "
                                                 "(lab_handle = '' OR machine = ?) AND "
                                                 "tree NOT IN (SELECT name FROM trees WHERE removed = 1) "
                                                 "ORDER BY lab_handle = '', attempts, id LIMIT 1"),
-                                 {text(group), text(machine), integer(base::unix_now()), text(machine)}, read_request));
+                                 {text(group), text(machine), integer(base::unix_now()), text(machine), text(machine)},
+                                 read_request));
   if (!row) {
     return std::optional<RequestRow>{};
   }
@@ -89,11 +91,12 @@ Status Store::set_request_state(std::int64_t id, RequestState state) {
 }
 
 Status Store::fail_request(std::int64_t id, const std::string& code, const std::string& message,
-                           std::optional<std::int64_t> retry_at) {
+                           std::optional<std::int64_t> retry_at, const std::string& elsewhere_than) {
   BISECTD_TRY(m_connection->run(
-    "UPDATE requests SET state = ?, error = ?, error_code = ?, retry_at = ?, updated_at = ? WHERE id = ?",
+    "UPDATE requests SET state = ?, error = ?, error_code = ?, retry_at = ?, retry_elsewhere = ?, updated_at = ? "
+    "WHERE id = ?",
     {state_value(retry_at ? RequestState::queued : RequestState::failed), text(message), text(code),
-     integer(retry_at.value_or(0)), integer(base::unix_now()), integer(id)}));
+     integer(retry_at.value_or(0)), text(elsewhere_than), integer(base::unix_now()), integer(id)}));
   return {};
 }
 

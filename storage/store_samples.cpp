@@ -190,31 +190,31 @@ Result<std::vector<SampleRow>> Store::samples_for_job(const std::string& job) {
   return samples_where(*m_connection, "job = ?", {text(job)});
 }
 
-Result<std::int64_t> Store::add_flag(const std::string& job, const std::string& commit, const std::string& variant,
-                                     CommitFlag flag, const std::string& message) {
+Result<std::int64_t> Store::add_flag(const FlagKey& key, CommitFlag flag, const std::string& message) {
   std::lock_guard lock(m_connection->mutex());
-  BISECTD_TRY(m_connection->run("INSERT INTO commit_flags (job, commit_sha, variant, flag, message, updated_at) "
-                                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(job, commit_sha, variant, flag) DO UPDATE SET "
-                                "count = count + 1, message = excluded.message, updated_at = excluded.updated_at",
-                                {text(job), text(commit), text(variant), text(std::string(to_string(flag))),
-                                 text(message), integer(base::unix_now())}));
-  BISECTD_TRY_ASSIGN(auto all, flags(job, commit, variant));
+  BISECTD_TRY(m_connection->run(
+    "INSERT INTO commit_flags (job, definition, commit_sha, variant, flag, message, updated_at) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(job, definition, commit_sha, variant, flag) DO UPDATE SET "
+    "count = count + 1, message = excluded.message, updated_at = excluded.updated_at",
+    {text(key.job), text(key.definition), text(key.commit), text(key.variant), text(std::string(to_string(flag))),
+     text(message), integer(base::unix_now())}));
+  BISECTD_TRY_ASSIGN(auto all, flags(key));
   return all.count(flag);
 }
 
-Result<CommitFlags> Store::flags(const std::string& job, const std::string& commit, const std::string& variant) {
+Result<CommitFlags> Store::flags(const FlagKey& key) {
   struct Row {
     std::string name;
     std::int64_t count = 0;
     std::string message;
   };
-  BISECTD_TRY_ASSIGN(
-    auto rows,
-    query<Row>(*m_connection,
-               "SELECT flag, count, message FROM commit_flags WHERE job = ? AND commit_sha = ? AND variant = ?",
-               {text(job), text(commit), text(variant)}, [](const Statement& s) {
-                 return Row{s.column_text(0), s.column_int(1), s.column_text(2)};
-               }));
+  BISECTD_TRY_ASSIGN(auto rows, query<Row>(*m_connection,
+                                           "SELECT flag, count, message FROM commit_flags WHERE job = ? AND "
+                                           "definition = ? AND commit_sha = ? AND variant = ?",
+                                           {text(key.job), text(key.definition), text(key.commit), text(key.variant)},
+                                           [](const Statement& s) {
+                                             return Row{s.column_text(0), s.column_int(1), s.column_text(2)};
+                                           }));
   CommitFlags flags;
   for (const auto& [name, count, message] : rows) {
     auto flag = parse_commit_flag(name);
@@ -230,6 +230,38 @@ Result<CommitFlags> Store::flags(const std::string& job, const std::string& comm
     }
   }
   return flags;
+}
+
+Result<std::vector<FlagRow>> Store::commit_flags(const std::string& prefix) {
+  BISECTD_TRY_ASSIGN(auto rows,
+                     query<std::optional<FlagRow>>(
+                       *m_connection,
+                       "SELECT job, definition, commit_sha, variant, flag, count, COALESCE(message, ''), updated_at "
+                       "FROM commit_flags WHERE substr(commit_sha, 1, ?) = ? ORDER BY commit_sha, job, variant, updated_at",
+                       {integer(static_cast<std::int64_t>(prefix.size())), text(prefix)}, [](const Statement& s) -> std::optional<FlagRow> {
+                         auto flag = parse_commit_flag(s.column_text(4));
+                         if (!flag) {
+                           return std::nullopt; // a name of a newer bisectd: not this one's to judge
+                         }
+                         return FlagRow{{s.column_text(0), s.column_text(1), s.column_text(2), s.column_text(3)},
+                                        *flag,
+                                        s.column_int(5),
+                                        s.column_text(6),
+                                        s.column_int(7)};
+                       }));
+  std::vector<FlagRow> out;
+  for (auto& row : rows) {
+    if (row) {
+      out.push_back(std::move(*row));
+    }
+  }
+  return out;
+}
+
+Result<std::int64_t> Store::clear_flags(const std::string& job, const std::string& commit) {
+  BISECTD_TRY_ASSIGN(int deleted, m_connection->run("DELETE FROM commit_flags WHERE job = ? AND commit_sha = ?",
+                                                    {text(job), text(commit)}));
+  return deleted;
 }
 
 Status Store::record_build(const BuildRecord& b) {

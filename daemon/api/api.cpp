@@ -31,6 +31,7 @@ constexpr Route<ApiContext> k_routes[] = {
   {"GET", "/api/v1/logs/build", &get_commit_build_log}, // ?tree=T&commit=REV[&job=J]: by what the user knows
   {"GET", "/api/v1/queue", &get_queue},
   {"GET", "/api/v1/results/{commit}", &get_results},
+  {"POST", "/api/v1/commits/{commit}/clear", &post_commit_clear},
   {"GET", "/api/v1/noise", &get_noise},
   {"GET", "/api/v1/compare", &get_compare},
   {"POST", "/lava/notify/{id}", &post_lava_notify},

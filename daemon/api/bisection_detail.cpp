@@ -2,6 +2,7 @@
 #include "base/clock.hpp"
 #include "daemon/api/resources.hpp"
 #include "daemon/api/views.hpp"
+#include "daemon/core/requests.hpp"
 #include "report/change_table.hpp"
 
 #include <algorithm>
@@ -22,6 +23,7 @@ struct CommitView {
   std::string sha, subject;
   std::vector<double> samples;
   bool skipped = false, pending = false;
+  std::string skipped_because; // the flags that skip it, with their reasons
 };
 
 json commit_json(const CommitView& c, std::size_t index, std::optional<std::size_t> culprit) {
@@ -35,8 +37,12 @@ json commit_json(const CommitView& c, std::size_t index, std::optional<std::size
   }
   double mean = report::mean(c.samples);
   double sd_pct = mean == 0 ? 0 : 100.0 * report::population_stddev(c.samples) / mean; // LKP: population sigma
-  return json{{"commit", c.sha},      {"subject", c.subject}, {"index", index},      {"status", status},
-              {"samples", c.samples}, {"mean", mean},         {"stddev_pct", sd_pct}};
+  json out{{"commit", c.sha},      {"subject", c.subject}, {"index", index},      {"status", status},
+           {"samples", c.samples}, {"mean", mean},         {"stddev_pct", sd_pct}};
+  if (c.skipped) {
+    out["skipped_because"] = c.skipped_because;
+  }
+  return out;
 }
 
 // The chain's commits with their subjects and the culprit's subject.
@@ -45,7 +51,7 @@ Status load_chain(TreeRepos& repos, const storage::BisectionRow& b, std::vector<
   return repos.with_repo(b.tree, [&](vcs::Repo& repo) -> Status {
     BISECTD_TRY_ASSIGN(auto shas, repo.first_parent_chain(b.range_good, b.range_bad));
     for (const auto& sha : shas) {
-      chain.push_back({sha, subject_of(repo, sha), {}, false, false});
+      chain.push_back({sha, subject_of(repo, sha), {}, false, false, ""});
     }
     if (!b.culprit.empty()) {
       culprit_subject = subject_of(repo, b.culprit);
@@ -59,6 +65,7 @@ std::optional<std::size_t> fill_chain(ApiContext& c, const storage::BisectionRow
                                       const std::vector<storage::RequestRow>& requests,
                                       std::vector<CommitView>& chain) {
   std::optional<std::size_t> culprit_index;
+  auto job = c.jobs.get(b.job);
   for (std::size_t i = 0; i < chain.size(); ++i) {
     auto& view = chain[i];
     for (const auto& s :
@@ -67,7 +74,11 @@ std::optional<std::size_t> fill_chain(ApiContext& c, const storage::BisectionRow
         view.samples.push_back(s.value);
       }
     }
-    view.skipped = c.samples.flags(b.job, view.sha).value_or(storage::CommitFlags{}).is_skipped();
+    if (job) { // flags of the job as it is defined now, as the driver reads them
+      auto key = flag_key(**job, view.sha);
+      view.skipped = c.samples.flags(key).value_or(storage::CommitFlags{}).is_skipped();
+      view.skipped_because = view.skipped ? skipped_because(c, key) : "";
+    }
     view.pending =
       std::any_of(requests.begin(), requests.end(), [&](const auto& r) { return r.commit == view.sha && r.is_open(); });
     if (view.sha == b.culprit) {

@@ -107,6 +107,12 @@ HttpResponse get_noise(ApiContext& c, const Call& call);
 Result<std::string> resolve_commit(ApiContext& c, const std::string& tree, const std::string& rev);
 // A flag of the query string ("1"/"true", "0"/"false" or absent); an error names the key and the value.
 Result<bool> query_flag(const Call& call, const std::string& key);
+// commit_flags.cpp
+HttpResponse post_commit_clear(ApiContext& c, const Call& call);
+// `rows` as the API shows them: each flag with its reason, whether it is the job's current definition's and skips.
+nlohmann::json commit_flags_json(ApiContext& c, const std::vector<storage::FlagRow>& rows);
+// Why the commit of `key` is skipped ("" when it is not): its flags that are verdicts, with their reasons.
+std::string skipped_because(ApiContext& c, const storage::FlagKey& key);
 // compare.cpp
 HttpResponse get_compare(ApiContext& c, const Call& call);
 

@@ -103,7 +103,17 @@ HttpResponse get_results(ApiContext& c, const Call& call) {
                        {"metrics", s.metrics},
                        {"created_at", iso_or_null(s.created_at)}});
   }
-  return json_response(200, {{"commit", commit}, {"samples", samples}, {"next", next}});
+  auto flags = c.samples.commit_flags(commit);
+  if (!flags) {
+    return error_response(500, flags.error().message);
+  }
+  if (!tree.empty()) { // flags belong to jobs: the tree's job's
+    auto row = c.trees.tree(tree);
+    auto job = row && *row ? (*row)->job : std::string();
+    std::erase_if(*flags, [&](const storage::FlagRow& f) { return f.key.job != job; });
+  }
+  return json_response(
+    200, {{"commit", commit}, {"flags", commit_flags_json(c, *flags)}, {"samples", samples}, {"next", next}});
 }
 
 HttpResponse get_noise(ApiContext& c, const Call& call) {

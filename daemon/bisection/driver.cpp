@@ -159,7 +159,7 @@ Status Driver::add_candidates(const Job& job, const storage::BisectionRow& b, co
     index[chain[i]] = i;
     bisect::Candidate candidate;
     candidate.id = chain[i];
-    BISECTD_TRY_ASSIGN(auto flags, m_stores.samples.flags(job.name, chain[i]));
+    BISECTD_TRY_ASSIGN(auto flags, m_stores.samples.flags(flag_key(job, chain[i])));
     candidate.skipped = flags.is_skipped();
     if (b.excluded.contains(chain[i])) {
       candidate.prior = 0; // verified implausible: cannot be the change

@@ -127,12 +127,15 @@ void Prebuilder::work(const Task& task) {
       auto took = result->reused ? std::string("stored already") : fmt::format("built in {:.1f} s", result->seconds);
       spdlog::info("{}: {}", what, took);
       (void)m_bisections.add_event(task.bisection, "prebuild " + base::short_sha(task.commit) + ": " + took);
-    } else if (result->outcome == kbuild::BuildOutcome::failed) {
-      // Exactly what a visit does with a failed build: the commit is skipped from now on.
-      m_builds.flag_unbuildable(task.job->name, task.commit, "", result->message);
-      spdlog::warn("{}: build failed, marked unbuildable: {}", what, result->message);
-      (void)m_bisections.add_event(task.bisection, "prebuild " + base::short_sha(task.commit) +
-                                                     ": build failed, skipped: " + result->message);
+    } else if (result->outcome == kbuild::BuildOutcome::failed && !result->reused) { // a stored one was counted
+      // Exactly what a visit does with a failed build: the failure counts towards skipping the commit (the visit
+      // that asks for it builds it again while it is not a verdict yet).
+      auto count = m_builds.flag_unbuildable(*task.job, task.commit, "", result->message);
+      bool verdict = count && *count >= storage::CommitFlags::k_failures_to_skip;
+      auto outcome = verdict ? std::string("skipped") : std::string("to be built again");
+      spdlog::warn("{}: build failed, {}: {}", what, outcome, result->message);
+      (void)m_bisections.add_event(task.bisection, "prebuild " + base::short_sha(task.commit) + ": build failed, " +
+                                                     outcome + ": " + result->message);
     } else {
       spdlog::info("{}: not built: {}", what, result->message);
     }

@@ -2,6 +2,7 @@
 
 #include "base/process.hpp"
 #include "base/strings.hpp"
+#include "daemon/core/requests.hpp"
 #include "daemon/reporting/reproduce.hpp"
 #include "report/change_table.hpp"
 #include "report/comparison.hpp"
@@ -158,11 +159,11 @@ std::optional<std::string> command_output(std::vector<std::string> argv) {
 }
 
 // The chain's commits the bisection skipped (the flags its search read), with the store's reason; commit order.
-Result<std::vector<std::pair<std::string, std::string>>> skipped_in(storage::SampleStore& store, const std::string& job,
+Result<std::vector<std::pair<std::string, std::string>>> skipped_in(storage::SampleStore& store, const Job& job,
                                                                     const std::vector<std::string>& chain) {
   std::vector<std::pair<std::string, std::string>> out;
   for (const auto& sha : chain) {
-    BISECTD_TRY_ASSIGN(auto flags, store.flags(job, sha));
+    BISECTD_TRY_ASSIGN(auto flags, store.flags(flag_key(job, sha)));
     if (flags.is_skipped()) {
       out.emplace_back(sha, flags.skip_reason());
     }
@@ -340,7 +341,7 @@ Result<storage::ReportRow> MailReporter::compose(const storage::BisectionRow& b,
   if (c.earlier_report && c.confident) {
     input.earlier = earlier_of(*c.earlier_report);
   }
-  BISECTD_TRY_ASSIGN(auto skipped, skipped_in(m_samples, b.job, c.chain));
+  BISECTD_TRY_ASSIGN(auto skipped, skipped_in(m_samples, job, c.chain));
   BISECTD_TRY(m_repos.with_repo(tree.name, [&](vcs::Repo& repo) -> Status {
     BISECTD_TRY_ASSIGN(auto culprit, repo.commit(c.culprit_sha));
     input.culprit = to_report_commit(culprit);

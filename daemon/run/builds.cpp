@@ -1,6 +1,7 @@
 #include "daemon/run/builds.hpp"
 
 #include "base/strings.hpp"
+#include "daemon/core/requests.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -50,13 +51,22 @@ std::optional<kbuild::BuildResult> Builds::stored(const Job& job, const std::str
 Result<kbuild::BuildResult> Builds::for_visit(const Job& job, const std::string& tree, const std::string& commit,
                                               const std::string& variant, const std::atomic<bool>* cancel) {
   BISECTD_TRY_ASSIGN(auto hash, recipe_for(job, variant).hash());
-  if (auto stored = m_store.lookup(commit, hash)) {
+  auto usable = [&]() -> std::optional<kbuild::BuildResult> {
+    auto stored = m_store.lookup(commit, hash);
+    if (!stored || stored->outcome == kbuild::BuildOutcome::ok) {
+      return stored;
+    }
+    auto flags = m_samples.flags(flag_key(job, commit, variant));
+    return flags && flags->is_verdict(storage::CommitFlag::unbuildable) ? stored : std::nullopt;
+  };
+  if (auto stored = usable()) {
     return *stored; // never rebuilt, never checked out again
   }
   std::lock_guard lock(m_trees.worktree_lock(tree));
-  if (auto stored = m_store.lookup(commit, hash)) {
+  if (auto stored = usable()) {
     return *stored; // built while this visit waited for the worktree (a prebuild of the same commit)
   }
+  BISECTD_TRY(m_store.forget_failure(commit, hash)); // failed once: the second build decides
   return in_worktree(job, tree, commit, variant, cancel);
 }
 
@@ -80,9 +90,9 @@ Result<kbuild::BuildResult> Builds::in_worktree(const Job& job, const std::strin
   return result;
 }
 
-void Builds::flag_unbuildable(const std::string& job, const std::string& commit, const std::string& variant,
-                              const std::string& message) {
-  (void)m_samples.add_flag(job, commit, variant, storage::CommitFlag::unbuildable, message);
+Result<std::int64_t> Builds::flag_unbuildable(const Job& job, const std::string& commit, const std::string& variant,
+                                              const std::string& message) {
+  return m_samples.add_flag(flag_key(job, commit, variant), storage::CommitFlag::unbuildable, message);
 }
 
 } // namespace bisectd::daemon::run

@@ -36,7 +36,8 @@ public:
                                                           const std::string& variant = "") const;
 
   // The build a visit of `commit` needs: stored, or checked out and built under the worktree lock (a prebuild of
-  // the same commit may have stored it while the visit waited). `cancel` stops the build (infra, not stored).
+  // the same commit may have stored it while the visit waited). A stored failure that is no verdict yet (flagged
+  // fewer than CommitFlags::k_failures_to_skip times) is built again. `cancel` stops the build (infra, not stored).
   Result<kbuild::BuildResult> for_visit(const Job& job, const std::string& tree, const std::string& commit,
                                         const std::string& variant, const std::atomic<bool>* cancel);
 
@@ -47,10 +48,10 @@ public:
                                           const std::string& variant, const std::atomic<bool>* cancel,
                                           bool background = false);
 
-  // A build that failed for the commit's own reasons: flags (job, commit, variant) unbuildable, so bisections skip
-  // it.
-  void flag_unbuildable(const std::string& job, const std::string& commit, const std::string& variant,
-                        const std::string& message);
+  // A build that failed for the commit's own reasons: raises (job, commit, variant)'s unbuildable flag and returns
+  // its count. Bisections skip the commit once the count is a verdict (CommitFlags::k_failures_to_skip).
+  Result<std::int64_t> flag_unbuildable(const Job& job, const std::string& commit, const std::string& variant,
+                                        const std::string& message);
 
   TreeRepos& trees() { return m_trees; }
   [[nodiscard]] const kbuild::BuildStore& store() const { return m_store; }

@@ -18,17 +18,17 @@ std::optional<std::chrono::milliseconds> store_retry_wait(int tries, std::chrono
   return std::chrono::milliseconds(std::min(k_max_ms, k_first_ms << std::clamp(tries - 1, 0, 10)));
 }
 
-RetryDecision after_failure(const storage::RequestRow& request, bool retryable, bool stopping) {
+RetryDecision after_failure(const storage::RequestRow& request, FailureKind kind, bool stopping) {
   if (stopping) {
     return {std::chrono::seconds(0), false}; // cut short by shutdown: redone after the restart
   }
-  if (!retryable) {
+  if (kind == FailureKind::final) {
     return {std::nullopt, false};
   }
   if (request.attempts >= k_max_attempts) {
     return {std::nullopt, true};
   }
-  return {retry_backoff(request.attempts), false};
+  return {kind == FailureKind::unconfirmed ? k_confirm_delay : retry_backoff(request.attempts), false};
 }
 
 } // namespace bisectd::daemon::run

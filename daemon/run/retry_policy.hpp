@@ -15,6 +15,15 @@ inline constexpr int k_max_attempts = 3;
 // A daemon stopped (or killed) during a visit redoes it after the restart; this many stops fail it.
 inline constexpr int k_max_interrupted_attempts = 5;
 
+// Why an attempt failed, as far as trying again goes.
+enum class FailureKind {
+  passing,     // lab or infrastructure trouble, a run that timed out (the box may have hung): may pass, retried
+               // with back-off; never a verdict on the commit
+  unconfirmed, // the commit's own failure (its build, boot or benchmark) seen once: tried again soon, on a new
+               // build or boot, because the first may have been the machine's
+  final,       // repeats whatever is done (a bad recipe, the commit's failure seen twice): fails for good
+};
+
 struct RetryDecision {
   // Queue again, to be claimed this long after now; nullopt: the request fails for good.
   std::optional<std::chrono::seconds> retry_after;
@@ -22,10 +31,13 @@ struct RetryDecision {
   bool flag_commit = false;
 };
 
-// The decision for `request` (its `attempts` include the one that just failed) after `error`. `retryable`: the
-// failure may pass (lab or infrastructure trouble), as opposed to one that repeats (bad recipe, build failure).
+// An unconfirmed failure is tried again after this long: nothing has to pass first, and another machine of the
+// group may take it meanwhile.
+inline constexpr std::chrono::seconds k_confirm_delay{5};
+
+// The decision for `request` (its `attempts` include the one that just failed) after a failure of `kind`.
 // `stopping`: the daemon is shutting down (the visit is redone at once after the restart).
-RetryDecision after_failure(const storage::RequestRow& request, bool retryable, bool stopping);
+RetryDecision after_failure(const storage::RequestRow& request, FailureKind kind, bool stopping);
 
 // 30 s after the first failure, doubling, at most 30 min.
 std::chrono::seconds retry_backoff(std::int64_t attempts);

@@ -45,10 +45,10 @@ std::vector<storage::SampleRow> to_samples(const storage::RequestRow& request, c
 
 // Bounded by store_retry_wait's budget; a daemon stop ends it at once (the restart requeues the request).
 void VisitRunner::store_failure(std::int64_t id, const std::string& code, const std::string& message,
-                                std::optional<std::int64_t> retry_at) {
+                                std::optional<std::int64_t> retry_at, const std::string& elsewhere_than) {
   std::chrono::milliseconds waited{0};
   for (int tries = 1;; ++tries) {
-    auto stored = m_queue.fail_request(id, code, message, retry_at);
+    auto stored = m_queue.fail_request(id, code, message, retry_at, elsewhere_than);
     if (stored) {
       if (tries > 1) {
         spdlog::info("request {}: its failure stored at try {}", id, tries);
@@ -73,13 +73,15 @@ void VisitRunner::store_failure(std::int64_t id, const std::string& code, const 
   }
 }
 
-RequestOutcome VisitRunner::fail(const storage::RequestRow& request, const Error& error, bool retryable) {
-  auto decision = after_failure(request, retryable, m_stopping);
+RequestOutcome VisitRunner::fail(const storage::RequestRow& request, const Error& error, FailureKind kind) {
+  auto decision = after_failure(request, kind, m_stopping);
   auto code = std::string(to_string(error.code));
   auto message = error.message;
   if (decision.flag_commit) {
     message += " (attempt " + std::to_string(request.attempts) + " of " + std::to_string(k_max_attempts) + ": skipped)";
-    (void)m_samples.add_flag(request.job, request.commit, request.variant, storage::CommitFlag::infra, message);
+    if (auto job = m_jobs.get(request.job)) {
+      (void)m_samples.add_flag(flag_key(**job, request.commit, request.variant), storage::CommitFlag::infra, message);
+    }
   }
   std::optional<std::int64_t> retry_at;
   if (decision.retry_after) {
@@ -88,29 +90,58 @@ RequestOutcome VisitRunner::fail(const storage::RequestRow& request, const Error
   }
   spdlog::warn("request {} ({} {}): {}: {}", request.id, to_string(request.purpose), base::short_sha(request.commit),
                code, message);
-  store_failure(request.id, code, message, retry_at);
+  // The commit's own failure seen once: another machine of the group may look again at once, this one after the delay.
+  store_failure(request.id, code, message, retry_at, kind == FailureKind::unconfirmed ? request.machine : "");
   return retry_at ? RequestOutcome::requeued : RequestOutcome::failed;
+}
+
+// The commit's own failure (`flag`) is a verdict only when a second attempt failed the same way: the first is tried
+// again on a new build or boot. `count`: the flag's count with this failure (an error: unknown, so not a verdict).
+RequestOutcome VisitRunner::commit_failure(const storage::RequestRow& request, Error error,
+                                           const Result<std::int64_t>& count) {
+  bool verdict = count && *count >= storage::CommitFlags::k_failures_to_skip;
+  if (!verdict) {
+    error.message += " (failure 1 of " + std::to_string(storage::CommitFlags::k_failures_to_skip) +
+                     ": tried again before the commit is skipped)";
+  }
+  return fail(request, error, verdict ? FailureKind::final : FailureKind::unconfirmed);
 }
 
 RequestOutcome VisitRunner::after_failed_build(const Job& job, const storage::RequestRow& request,
                                                const kbuild::BuildResult& build) {
   if (build.outcome == kbuild::BuildOutcome::failed) {
-    m_builds.flag_unbuildable(job.name, request.commit, request.variant, build.message);
-    return fail(request, Error{ErrorCode::build_failed, build.message}, false);
+    auto count = m_builds.flag_unbuildable(job, request.commit, request.variant, build.message);
+    return commit_failure(request, Error{ErrorCode::build_failed, build.message}, count);
   }
-  return fail(request, Error{ErrorCode::infra, "build: " + build.message}, true);
+  return fail(request, Error{ErrorCode::infra, "build: " + build.message}, FailureKind::passing);
 }
 
 RequestOutcome VisitRunner::after_failed_visit(const Job& job, const storage::RequestRow& request,
                                                const lab::VisitResult& visit) {
   if (visit.outcome == lab::VisitOutcome::boot_failed) {
-    auto count =
-      m_samples.add_flag(job.name, request.commit, request.variant, storage::CommitFlag::unbootable, visit.message);
-    bool retry = count && *count < storage::CommitFlags::k_boot_failures_to_skip;
-    return fail(request,
-                Error{ErrorCode::boot_failed, visit.message + " (console: " + visit.console_log.string() + ")"}, retry);
+    auto count = m_samples.add_flag(flag_key(job, request.commit, request.variant), storage::CommitFlag::unbootable,
+                                    visit.message);
+    return commit_failure(
+      request, Error{ErrorCode::boot_failed, visit.message + " (console: " + visit.console_log.string() + ")"}, count);
   }
-  return fail(request, Error{ErrorCode::infra, visit.message}, true);
+  return fail(request, Error{ErrorCode::infra, visit.message}, FailureKind::passing);
+}
+
+// No run gave a sample. Runs that timed out may have met a machine that hung: retried like infra (bounded), never
+// flagged. A run that failed otherwise speaks against the commit, once it happens again.
+RequestOutcome VisitRunner::after_failed_runs(const Job& job, const storage::RequestRow& request,
+                                              const lab::VisitResult& visit) {
+  auto no_sample = "no run gave " + job.metrics.primary;
+  auto failed = std::ranges::find_if(visit.runs, [](const lab::RunResult& run) { return !run.ok && !run.timed_out; });
+  if (visit.runs.empty()) {
+    return fail(request, Error{ErrorCode::infra, no_sample + ": the visit made no runs"}, FailureKind::passing);
+  }
+  if (failed == visit.runs.end()) {
+    return fail(request, Error{ErrorCode::timeout, no_sample + ": " + visit.runs.front().error}, FailureKind::passing);
+  }
+  auto count = m_samples.add_flag(flag_key(job, request.commit, request.variant), storage::CommitFlag::unrunnable,
+                                  "run " + std::to_string(failed->index) + ": " + failed->error);
+  return commit_failure(request, Error{ErrorCode::benchmark_failed, no_sample + ": " + failed->error}, count);
 }
 
 // The boot part of a successful visit is its wall time minus the runs' own time.
@@ -142,18 +173,14 @@ RequestOutcome VisitRunner::store_samples(const Job& job, const storage::Request
   auto full = std::ranges::find_if(visit.runs, [](const lab::RunResult& run) { return run.disk_full; });
   if (samples.empty() && full != visit.runs.end()) {
     // A full disk is ours to fix, not the commit's doing: retried (bounded) like any infra failure, never flagged.
-    return fail(request, Error{ErrorCode::infra, "run " + std::to_string(full->index) + ": " + full->error}, true);
+    return fail(request, Error{ErrorCode::infra, "run " + std::to_string(full->index) + ": " + full->error},
+                FailureKind::passing);
   }
   if (samples.empty()) {
-    (void)m_samples.add_flag(job.name, request.commit, request.variant, storage::CommitFlag::unrunnable,
-                             visit.runs.empty() ? "no runs" : visit.runs.front().error);
-    return fail(request,
-                Error{ErrorCode::benchmark_failed, "no run gave " + job.metrics.primary +
-                                                     (visit.runs.empty() ? "" : ": " + visit.runs.front().error)},
-                false);
+    return after_failed_runs(job, request, visit);
   }
   if (auto stored = m_queue.finish_request(request.id, samples); !stored) {
-    return fail(request, stored.error(), true);
+    return fail(request, stored.error(), FailureKind::passing);
   }
   spdlog::info("request {} done: {} {} x{} on {}", request.id, to_string(request.purpose),
                base::short_sha(request.commit), samples.size(), machine);
@@ -181,19 +208,19 @@ RequestOutcome VisitRunner::run(lab::Machine& machine, const storage::RequestRow
     return run_unguarded(machine, request);
   } catch (const std::exception& e) {
     // A bug met on this request's data: bounded like any infra failure, so it cannot spin.
-    return fail(request, Error{ErrorCode::infra, std::string("internal error: ") + e.what()}, true);
+    return fail(request, Error{ErrorCode::infra, std::string("internal error: ") + e.what()}, FailureKind::passing);
   }
 }
 
 RequestOutcome VisitRunner::run_unguarded(lab::Machine& machine, const storage::RequestRow& request) {
   auto job = m_jobs.get(request.job);
   if (!job) {
-    return fail(request, job.error(), false);
+    return fail(request, job.error(), FailureKind::final);
   }
   auto build = m_builds.for_visit(**job, request.tree, request.commit, request.variant, &m_stopping);
   if (!build) {
-    bool retryable = build.error().code != ErrorCode::invalid_config;
-    return fail(request, build.error().context("build " + base::short_sha(request.commit)), retryable);
+    auto kind = build.error().code != ErrorCode::invalid_config ? FailureKind::passing : FailureKind::final;
+    return fail(request, build.error().context("build " + base::short_sha(request.commit)), kind);
   }
   if (build->outcome != kbuild::BuildOutcome::ok) {
     return after_failed_build(**job, request, *build);
@@ -218,13 +245,13 @@ RequestOutcome VisitRunner::run_unguarded(lab::Machine& machine, const storage::
   record_visit_cost(**job, visit_started, visit);
   record_machine_time(request, visit_started);
   if (m_stopping) { // a handle stays stored: the lab's visit goes on and is followed after the restart
-    return fail(request, Error{ErrorCode::cancelled, "daemon stopping"}, true);
+    return fail(request, Error{ErrorCode::cancelled, "daemon stopping"}, FailureKind::passing);
   }
   if (!request.lab_handle.empty() || visit_request.save_handle) {
     (void)m_queue.set_lab_handle(request.id, "");
   }
   if (!visit) {
-    return fail(request, visit.error().context("visit " + machine.spec().name), false);
+    return fail(request, visit.error().context("visit " + machine.spec().name), FailureKind::final);
   }
   if (visit->outcome == lab::VisitOutcome::cancelled) {
     spdlog::info("request {}: {}: back to the queue", request.id, visit->message);

@@ -7,6 +7,7 @@
 #include "daemon/run/builds.hpp"
 #include "daemon/run/cost_history.hpp"
 #include "daemon/run/quarantine.hpp"
+#include "daemon/run/retry_policy.hpp"
 #include "lab/machine.hpp"
 #include "storage/queue_store.hpp"
 #include "storage/sample_store.hpp"
@@ -36,14 +37,17 @@ public:
 
 private:
   RequestOutcome run_unguarded(lab::Machine& machine, const storage::RequestRow& request);
-  // Stores the failure: queued again with backoff when `retryable` and attempts are left, else failed for good.
-  RequestOutcome fail(const storage::RequestRow& request, const Error& error, bool retryable);
+  // Stores the failure: queued again (soon, or with backoff) while attempts are left and it may pass or is
+  // unconfirmed, else failed for good (retry_policy.hpp).
+  RequestOutcome fail(const storage::RequestRow& request, const Error& error, FailureKind kind);
+  RequestOutcome commit_failure(const storage::RequestRow& request, Error error, const Result<std::int64_t>& count);
   // Records a failed attempt, writing again while the store refuses (disk full, locked).
   void store_failure(std::int64_t id, const std::string& code, const std::string& message,
-                     std::optional<std::int64_t> retry_at);
+                     std::optional<std::int64_t> retry_at, const std::string& elsewhere_than);
   RequestOutcome after_failed_build(const Job& job, const storage::RequestRow& request,
                                     const kbuild::BuildResult& build);
   RequestOutcome after_failed_visit(const Job& job, const storage::RequestRow& request, const lab::VisitResult& visit);
+  RequestOutcome after_failed_runs(const Job& job, const storage::RequestRow& request, const lab::VisitResult& visit);
   RequestOutcome store_samples(const Job& job, const storage::RequestRow& request, const std::string& machine,
                                const lab::VisitResult& visit);
   void add_lab_handle(lab::VisitRequest& visit, const storage::RequestRow& request,

@@ -135,7 +135,7 @@ Status Watcher::advance_branch(const storage::TreeRow& tree, const std::string& 
   if (open > 0) {
     return {}; // still being measured
   }
-  BISECTD_TRY_ASSIGN(auto flags, m_stores.samples.flags(job.name, head->seen));
+  BISECTD_TRY_ASSIGN(auto flags, m_stores.samples.flags(flag_key(job, head->seen)));
   if (flags.is_skipped()) {
     return {}; // a broken head cannot be compared; wait for the next one
   }

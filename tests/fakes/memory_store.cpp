@@ -179,7 +179,9 @@ Result<std::optional<RequestRow>> MemoryStore::claim_request(const std::string& 
   RequestRow* best = nullptr;
   for (auto& r : m_requests) {
     bool claimable = r.state == RequestState::queued && r.machine_group == group &&
-                     (r.pin_machine.empty() || r.pin_machine == machine) && r.retry_at <= base::unix_now() &&
+                     (r.pin_machine.empty() || r.pin_machine == machine) &&
+                     (r.retry_at <= base::unix_now() ||
+                      (!m_retry_elsewhere[r.id].empty() && m_retry_elsewhere[r.id] != machine)) &&
                      (r.lab_handle.empty() || r.machine == machine) && !m_removed.contains(r.tree);
     auto rank = [](const RequestRow& row) { return std::pair{row.lab_handle.empty(), row.attempts}; };
     if (claimable && (best == nullptr || rank(r) < rank(*best))) {
@@ -255,8 +257,9 @@ Status MemoryStore::finish_request(std::int64_t id, const std::vector<SampleRow>
 }
 
 Status MemoryStore::fail_request(std::int64_t id, const std::string& code, const std::string& message,
-                                 std::optional<std::int64_t> retry_at) {
+                                 std::optional<std::int64_t> retry_at, const std::string& elsewhere_than) {
   std::lock_guard lock(m_mutex);
+  m_retry_elsewhere[id] = elsewhere_than;
   if (auto* r = find_request(id)) {
     r->state = retry_at ? RequestState::queued : RequestState::failed;
     r->retry_at = retry_at.value_or(0);
@@ -451,29 +454,50 @@ Result<std::vector<SampleRow>> MemoryStore::samples_for_job(const std::string& j
   return out;
 }
 
-Result<std::int64_t> MemoryStore::add_flag(const std::string& job, const std::string& commit,
-                                           const std::string& variant, CommitFlag flag, const std::string& message) {
+namespace {
+bool same_key(const storage::FlagKey& a, const storage::FlagKey& b) {
+  return a.job == b.job && a.definition == b.definition && a.commit == b.commit && a.variant == b.variant;
+}
+} // namespace
+
+Result<std::int64_t> MemoryStore::add_flag(const storage::FlagKey& key, CommitFlag flag, const std::string& message) {
   std::lock_guard lock(m_mutex);
-  auto found =
-    find_if(m_flags, [&](const auto& f) { return f.job == job && f.commit == commit && f.variant == variant; });
+  auto found = find_if(m_flags, [&](const auto& f) { return same_key(f.key, key) && f.flag == flag; });
   if (found == m_flags.end()) {
-    m_flags.push_back({job, commit, variant, {}});
+    m_flags.push_back({key, flag, 0, "", 0});
     found = std::prev(m_flags.end());
   }
-  auto& flags = found->flags;
-  auto& count = flag == CommitFlag::unbuildable  ? flags.unbuildable
-                : flag == CommitFlag::unbootable ? flags.unbootable
-                : flag == CommitFlag::unrunnable ? flags.unrunnable
-                                                 : flags.infra;
-  flags.messages[flag] = message;
-  return ++count;
+  found->message = message;
+  return ++found->count;
 }
 
-Result<CommitFlags> MemoryStore::flags(const std::string& job, const std::string& commit, const std::string& variant) {
+Result<CommitFlags> MemoryStore::flags(const storage::FlagKey& key) {
   std::lock_guard lock(m_mutex);
-  auto found =
-    find_if(m_flags, [&](const auto& f) { return f.job == job && f.commit == commit && f.variant == variant; });
-  return found == m_flags.end() ? CommitFlags{} : found->flags;
+  CommitFlags flags;
+  for (const auto& f : m_flags) {
+    if (same_key(f.key, key)) {
+      (f.flag == CommitFlag::unbuildable  ? flags.unbuildable
+       : f.flag == CommitFlag::unbootable ? flags.unbootable
+       : f.flag == CommitFlag::unrunnable ? flags.unrunnable
+                                          : flags.infra) = f.count;
+      flags.messages[f.flag] = f.message;
+    }
+  }
+  return flags;
+}
+
+Result<std::vector<storage::FlagRow>> MemoryStore::commit_flags(const std::string& prefix) {
+  std::lock_guard lock(m_mutex);
+  std::vector<storage::FlagRow> out;
+  std::copy_if(m_flags.begin(), m_flags.end(), std::back_inserter(out),
+               [&](const auto& f) { return f.key.commit.starts_with(prefix); });
+  return out;
+}
+
+Result<std::int64_t> MemoryStore::clear_flags(const std::string& job, const std::string& commit) {
+  std::lock_guard lock(m_mutex);
+  return static_cast<std::int64_t>(
+    std::erase_if(m_flags, [&](const auto& f) { return f.key.job == job && f.key.commit == commit; }));
 }
 
 Status MemoryStore::record_build(const BuildRecord& build) {
@@ -683,11 +707,10 @@ Status MemoryStore::retry_bisection(std::int64_t bisection_id) {
   }
   for (const auto& r : m_requests) {
     if (r.bisection_id == bisection_id && r.state == RequestState::failed) {
-      for (auto& f : m_flags) {
-        if (f.job == r.job && f.commit == r.commit && f.variant == r.variant) {
-          f.flags.infra = 0;
-        }
-      }
+      std::erase_if(m_flags, [&](const auto& f) {
+        return f.flag == CommitFlag::infra && f.key.job == r.job && f.key.commit == r.commit &&
+               f.key.variant == r.variant;
+      });
     }
   }
   b->state = BisectionState::running;

@@ -9,6 +9,7 @@
 #include "storage/sample_store.hpp"
 #include "storage/tree_store.hpp"
 
+#include <map>
 #include <mutex>
 #include <set>
 #include <vector>
@@ -41,7 +42,7 @@ public:
   Status set_request_state(std::int64_t id, storage::RequestState state) override;
   Status finish_request(std::int64_t id, const std::vector<storage::SampleRow>& samples) override;
   Status fail_request(std::int64_t id, const std::string& code, const std::string& message,
-                      std::optional<std::int64_t> retry_at) override;
+                      std::optional<std::int64_t> retry_at, const std::string& elsewhere_than = "") override;
   Result<std::pair<int, int>> requeue_interrupted(int max_attempts) override;
   Status set_lab_handle(std::int64_t id, const std::string& handle) override;
   Status add_machine_time(std::int64_t id, double seconds) override;
@@ -74,10 +75,11 @@ public:
   Result<std::vector<storage::SampleRow>> samples_for_commit_prefix(const std::string& prefix, const std::string& tree,
                                                                     std::int64_t after_id, std::size_t limit) override;
   Result<std::vector<storage::SampleRow>> samples_for_job(const std::string& job) override;
-  Result<std::int64_t> add_flag(const std::string& job, const std::string& commit, const std::string& variant,
-                                storage::CommitFlag flag, const std::string& message) override;
-  Result<storage::CommitFlags> flags(const std::string& job, const std::string& commit,
-                                     const std::string& variant = "") override;
+  Result<std::int64_t> add_flag(const storage::FlagKey& key, storage::CommitFlag flag,
+                                const std::string& message) override;
+  Result<storage::CommitFlags> flags(const storage::FlagKey& key) override;
+  Result<std::vector<storage::FlagRow>> commit_flags(const std::string& prefix) override;
+  Result<std::int64_t> clear_flags(const std::string& job, const std::string& commit) override;
   Status record_build(const storage::BuildRecord& build) override;
   Result<std::optional<storage::BuildRecord>> last_build(const std::string& job, const std::string& commit,
                                                          const std::string& variant) override;
@@ -124,10 +126,6 @@ public:
   std::vector<storage::ReportRow> all_reports();
 
 private:
-  struct Flag {
-    std::string job, commit, variant;
-    storage::CommitFlags flags;
-  };
   storage::RequestRow* find_request(std::int64_t id);
   storage::BisectionRow* find_bisection(std::int64_t id);
   Status end_running(std::int64_t bisection_id, storage::BisectionState state, const std::string& reason,
@@ -141,7 +139,8 @@ private:
   std::vector<storage::HeadRow> m_heads;
   std::vector<storage::RequestRow> m_requests;
   std::vector<storage::SampleRow> m_samples;
-  std::vector<Flag> m_flags;
+  std::vector<storage::FlagRow> m_flags;
+  std::map<std::int64_t, std::string> m_retry_elsewhere; // request id -> the machine that waits for retry_at
   std::vector<storage::BuildRecord> m_builds;
   std::vector<storage::DetectionRow> m_detections;
   std::vector<storage::BisectionRow> m_bisections;

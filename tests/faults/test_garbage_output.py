@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """A benchmark that prints garbage: one commit prints metric names and values that are not UTF-8, lines that are not
 metrics and ~100 MB of junk with no primary metric; its neighbour prints non-UTF-8 metric names beside a valid
-primary. The garbage visit fails once with a one-line error and its commit is skipped (no retry loop), the run log on
-disk is capped, the daemon's memory high-water mark stays bounded, the API keeps answering, the bisection ends."""
+primary. The garbage visit fails with a one-line error and, after the second attempt that makes a failure a verdict
+(issue 30), its commit is skipped (no retry loop), each visit's run log on disk is capped, the daemon's memory high-water mark stays bounded, the API keeps answering, the bisection ends."""
 import json
 import os
 import sys
@@ -33,7 +33,7 @@ sys.stdout.buffer.write(b"caf\\xe9.latency_\\xb5s: 12.5\\nbench.\\xff\\xfe: 3\\n
 # RSS bound (ASan build, quarantine capped): it idles near 136 MiB and peaks near 195-215 MiB on this tree; the
 # uncapped 100 MB run log, read whole and split into lines, would add 200 MB more.
 HWM_BOUND_KIB = 256 * 1024
-LOG_BOUND = 8 * 1024 * 1024 + 4096  # the run log cap (lab/local_machine.cpp) and its note
+LOG_BOUND = 8 * 1024 * 1024 + 4096  # the run log cap of one visit (lab/local_machine.cpp) and its note
 
 
 def get(env, path):
@@ -98,7 +98,8 @@ def test(env):
         check(attempts <= 3, f"request {rid} was tried {attempts} times")
         size = dir_bytes(os.path.join(env.data, "logs", f"request-{rid}"))
         print(f"garbage: request {rid}: run logs {size / 2**20:.1f} MiB on disk")
-        check(size <= LOG_BOUND, f"request {rid}'s run logs take {size} bytes (cap {LOG_BOUND})")
+        check(size <= LOG_BOUND * attempts, f"request {rid}'s run logs take {size} bytes (cap {LOG_BOUND} a visit, "
+                                            f"{attempts} visits)")
     flags = query(env, "SELECT flag, message FROM commit_flags WHERE commit_sha = ?", shas[5])
     check(flags, "the garbage commit is not flagged skipped")
     tested = {t["commit"]: t["status"] for t in show["tested"]}

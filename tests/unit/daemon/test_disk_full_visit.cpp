@@ -58,7 +58,7 @@ TEST_CASE("visit runner: runs failing on a full disk are infra, retried and boun
   CHECK(row->state == RequestState::queued);
   CHECK(row->error_code == "infra");
   CHECK(row->error.find("disk full") != std::string::npos);
-  auto flags = fx.store.flags("bench", fx.line[1]).value();
+  auto flags = fx.store.flags(daemon::flag_key(*fx.jobs.get("bench").value(), fx.line[1])).value();
   CHECK_FALSE(flags.is_skipped()); // no unrunnable flag: the commit is not judged
   // Bounded like every infra failure: the attempts run out, then it fails for good (flagged infra, not unrunnable).
   for (int round = 0; round < 10; ++round) {
@@ -75,7 +75,7 @@ TEST_CASE("visit runner: runs failing on a full disk are infra, retried and boun
   auto final = fx.store.request(id).value();
   CHECK(final->state == RequestState::failed);
   CHECK(final->error_code == "infra");
-  CHECK(fx.store.flags("bench", fx.line[1]).value().unrunnable == 0);
+  CHECK(fx.store.flags(daemon::flag_key(*fx.jobs.get("bench").value(), fx.line[1])).value().unrunnable == 0);
 }
 
 TEST_CASE("visit runner: runs failing otherwise are still benchmark_failed", "[daemon][run]") {
@@ -85,6 +85,7 @@ TEST_CASE("visit runner: runs failing otherwise are still benchmark_failed", "[d
   FullDiskMachine machine(false);
   auto claimed = fx.store.claim_request("local", "m0").value();
   REQUIRE(claimed);
-  CHECK(fx.runner.run(machine, *claimed) == daemon::run::RequestOutcome::failed);
+  // The commit's own failure: tried again on a new boot before it is a verdict (tests/unit/daemon/test_flaky_runs.cpp).
+  CHECK(fx.runner.run(machine, *claimed) == daemon::run::RequestOutcome::requeued);
   CHECK(fx.store.request(id).value()->error_code == "benchmark_failed");
 }

@@ -193,7 +193,10 @@ TEST_CASE("driver: a merge culprit sends the search into the merged branch", "[d
 TEST_CASE("driver: an endpoint that cannot be built fails the bisection", "[daemon][bisection]") {
   DriverWorld w;
   auto line = w.repo.line("c", 5);
-  REQUIRE(w.store.add_flag("bench", line.back(), "", storage::CommitFlag::unbuildable, "make: error"));
+  auto key = daemon::flag_key(*w.jobs.get("bench").value(), line.back());
+  for (int failure = 0; failure < storage::CommitFlags::k_failures_to_skip; ++failure) {
+    REQUIRE(w.store.add_flag(key, storage::CommitFlag::unbuildable, "make: error"));
+  }
   auto id = *w.driver.start({"demo", "master", line.front(), line.back(), "bench", "", storage::Origin::manual});
   w.driver.advance_all();
   auto b = w.store.bisection(id).value();

@@ -4,11 +4,14 @@
 #include "base/fs.hpp"
 #include "base/process.hpp"
 #include "base/strings.hpp"
+#include "daemon/core/requests.hpp"
 #include "daemon/reporting/reporter.hpp"
 #include "daemon/reporting/reproduce.hpp"
 #include "fakes/daemon_fakes.hpp"
 #include "fakes/fake_repo.hpp"
 #include "support/temp_dir.hpp"
+
+#include "daemon/core/requests.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -60,15 +63,22 @@ struct ReportWorld {
 
 TEST_CASE("reporter: the skipped commits of the searched chain, with their stored reasons", "[daemon][report]") {
   ReportWorld w;
-  REQUIRE(w.store.add_flag("bench", w.line[2], "", storage::CommitFlag::unbuildable, "src/main.c:3: error: boom"));
-  REQUIRE(w.store.add_flag("bench", w.line[3], "", storage::CommitFlag::unbootable, "panic")); // once: not skipped
-  REQUIRE(w.store.add_flag("bench", w.line[4], "", storage::CommitFlag::unrunnable, "no ops in the output"));
-  REQUIRE(w.store.add_flag("other", w.line[5], "", storage::CommitFlag::unbuildable, "another job's")); // not ours
+  auto flag = [&](const daemon::Job& job, int i, storage::CommitFlag f, const std::string& why, int times) {
+    for (int n = 0; n < times; ++n) {
+      REQUIRE(w.store.add_flag(daemon::flag_key(job, w.line[i]), f, why));
+    }
+  };
+  auto other = w.job;
+  other.name = "other";
+  flag(w.job, 2, storage::CommitFlag::unbuildable, "src/main.c:3: error: boom", 2);
+  flag(w.job, 3, storage::CommitFlag::unbootable, "panic", 1); // once: evidence, not skipped
+  flag(w.job, 4, storage::CommitFlag::unrunnable, "no ops in the output", 2);
+  flag(other, 5, storage::CommitFlag::unbuildable, "another job's", 2); // not ours
   std::string body = w.body();
   INFO(body);
   CHECK(body.find("skipped: 2 commits could not be measured, the bisection searched around them:\n  " +
-                  base::short_sha(w.line[2]) + " (\"commit c2\")\n      unbuildable: src/main.c:3: error: boom\n  " +
-                  base::short_sha(w.line[4]) + " (\"commit c4\")\n      unrunnable: no ops in the output\n") !=
+                  base::short_sha(w.line[2]) + " (\"commit c2\")\n      unbuildable (2 times): src/main.c:3: error: boom\n  " +
+                  base::short_sha(w.line[4]) + " (\"commit c4\")\n      unrunnable (2 times): no ops in the output\n") !=
         std::string::npos);
   CHECK(body.find(base::short_sha(w.line[3]) + " (\"commit c3\")") == std::string::npos);
   CHECK(body.find("P(culprit): > 99.9%") != std::string::npos);

@@ -11,7 +11,7 @@ using namespace bisectd;
 
 namespace {
 
-struct ReportWorld {
+struct ReportApiWorld {
   test::TempDir tmp;
   test::MemoryStore store;
   test::FakeTrees repos{tmp.path()};
@@ -29,7 +29,7 @@ struct ReportWorld {
                                   .lab = lab,
                                   .starter = starter};
 
-  ReportWorld() {
+  ReportApiWorld() {
     storage::TreeRow tree;
     tree.name = "demo";
     tree.url = "/x";
@@ -72,7 +72,7 @@ storage::ReportRow report_to(std::vector<std::string> to, std::int64_t repeat_of
 } // namespace
 
 TEST_CASE("api: a bisection without a report says why", "[api][report]") {
-  ReportWorld w;
+  ReportApiWorld w;
   int status = 0;
   auto running = w.bisection(storage::BisectionState::running);
   REQUIRE(w.store.update_bisection(running));
@@ -98,7 +98,7 @@ TEST_CASE("api: a bisection without a report says why", "[api][report]") {
 }
 
 TEST_CASE("api: a report says what became of its mail", "[api][report]") {
-  ReportWorld w;
+  ReportApiWorld w;
   int status = 0;
   auto nobody = w.bisection(storage::BisectionState::found);
   REQUIRE(w.store.finish_bisection(nobody, report_to({})));

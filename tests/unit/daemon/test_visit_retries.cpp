@@ -55,17 +55,18 @@ storage::RequestRow claimed(int attempts) {
 } // namespace
 
 TEST_CASE("retry policy: retryable failures back off and end; others end at once", "[daemon][run]") {
-  auto first = after_failure(claimed(1), true, false);
+  using daemon::run::FailureKind;
+  auto first = after_failure(claimed(1), FailureKind::passing, false);
   REQUIRE(first.retry_after);
   CHECK(first.retry_after->count() == 30);
-  CHECK(after_failure(claimed(2), true, false).retry_after->count() == 60);
-  auto last = after_failure(claimed(daemon::run::k_max_attempts), true, false);
+  CHECK(after_failure(claimed(2), FailureKind::passing, false).retry_after->count() == 60);
+  auto last = after_failure(claimed(daemon::run::k_max_attempts), FailureKind::passing, false);
   CHECK_FALSE(last.retry_after);
   CHECK(last.flag_commit);
-  auto permanent = after_failure(claimed(1), false, false);
+  auto permanent = after_failure(claimed(1), FailureKind::final, false);
   CHECK_FALSE(permanent.retry_after);
   CHECK_FALSE(permanent.flag_commit);
-  CHECK(after_failure(claimed(9), true, true).retry_after->count() == 0); // a stop: redone at once after restart
+  CHECK(after_failure(claimed(9), FailureKind::passing, true).retry_after->count() == 0); // a stop: redone at once
   CHECK(daemon::run::retry_backoff(100).count() == 30 * 60);
 }
 
@@ -98,7 +99,7 @@ TEST_CASE("visit runner: a request that keeps failing is retried a bounded numbe
     auto final = store.request(poison_id).value();
     CHECK(final->state == RequestState::failed);
     CHECK(final->error.find("skipped") != std::string::npos);
-    CHECK(store.flags("bench", line[1]).value().is_skipped()); // the engine will not ask for it again
+    CHECK(store.flags(daemon::flag_key(*jobs.get("bench").value(), line[1])).value().is_skipped()); // the engine will not ask for it again
     if (!throws) { // every failed visit held the machine: its wall time is the request's machine time
       CHECK(final->machine_seconds >= claims * std::chrono::duration<double>(k_visit_time).count());
     }
@@ -137,12 +138,12 @@ class RefusingQueue final : public storage::QueueStore {
 public:
   RefusingQueue(MemoryStore& store, int refusals) : m_store(store), m_refusals(refusals) {}
   Status fail_request(std::int64_t id, const std::string& code, const std::string& message,
-                      std::optional<std::int64_t> retry_at) override {
+                      std::optional<std::int64_t> retry_at, const std::string& elsewhere_than = "") override {
     ++calls;
     if (m_refusals-- > 0) {
       return make_error(ErrorCode::io, "database or disk is full");
     }
-    return m_store.fail_request(id, code, message, retry_at);
+    return m_store.fail_request(id, code, message, retry_at, elsewhere_than);
   }
   Result<std::int64_t> enqueue(const storage::RequestRow& r) override { return m_store.enqueue(r); }
   Result<std::optional<storage::RequestRow>> claim_request(const std::string& g, const std::string& m) override {

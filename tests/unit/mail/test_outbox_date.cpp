@@ -48,6 +48,9 @@ public:
     m_outbox.state = storage::OutboxState::sending;
     return pending;
   }
+  Result<std::optional<storage::OutboxRow>> report_mail(std::int64_t report_id) override {
+    return report_id == m_report.id ? std::optional(m_outbox) : std::nullopt;
+  }
   Result<std::vector<std::pair<storage::OutboxRow, storage::ReportRow>>> interrupted_mail() override {
     return std::vector<std::pair<storage::OutboxRow, storage::ReportRow>>{};
   }

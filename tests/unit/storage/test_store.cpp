@@ -293,14 +293,16 @@ TEST_CASE("storage::Store keeps a sample's metrics and answers one metric at a t
 
 TEST_CASE("storage::Store flags count per kind and decide the skip rule", "[storage]") {
   TempStore t;
-  CHECK_FALSE(t.store->flags("job", "aaa").value().is_skipped());
-  CHECK(t.store->add_flag("job", "aaa", "", CommitFlag::unbootable, "panic").value() == 1);
-  CHECK_FALSE(t.store->flags("job", "aaa").value().is_skipped()); // one boot failure may be the machine's
-  CHECK(t.store->add_flag("job", "aaa", "", CommitFlag::unbootable, "panic").value() == 2);
-  CHECK(t.store->flags("job", "aaa").value().is_skipped());
-  CHECK(t.store->add_flag("job", "bbb", "", CommitFlag::unbuildable, "make").value() == 1);
-  CHECK(t.store->flags("job", "bbb").value().is_skipped());
-  CHECK_FALSE(t.store->flags("job", "bbb", "layout").value().is_skipped()); // per variant
+  FlagKey aaa{"job", "def1", "aaa", ""}, bbb{"job", "def1", "bbb", ""};
+  CHECK_FALSE(t.store->flags(aaa).value().is_skipped());
+  CHECK(t.store->add_flag(aaa, CommitFlag::unbootable, "panic").value() == 1);
+  CHECK_FALSE(t.store->flags(aaa).value().is_skipped()); // one boot failure may be the machine's
+  CHECK(t.store->add_flag(aaa, CommitFlag::unbootable, "panic").value() == 2);
+  CHECK(t.store->flags(aaa).value().is_skipped());
+  CHECK(t.store->add_flag(bbb, CommitFlag::unbuildable, "make").value() == 1);
+  CHECK(t.store->add_flag(bbb, CommitFlag::unbuildable, "make").value() == 2);
+  CHECK(t.store->flags(bbb).value().is_skipped());
+  CHECK_FALSE(t.store->flags({"job", "def1", "bbb", "layout"}).value().is_skipped()); // per variant
 }
 
 TEST_CASE("storage::Store keeps a bisection's working state in columns and marks", "[storage]") {
