@@ -3,7 +3,8 @@
 // of wild runs only (one run per visit, 5 % of runs 5-10 sigma away) had its mean divided by the floored weight
 // 1e-3 instead of its own tiny weight, so its mean sat near 0 in log units (~14 away from every real level) and its
 // squared error inflated the run sigma of every hypothesis alike about 4.5-fold, taking away ~95 % of each run's
-// evidence. These tests replay the recorded samples and constructed sequences of that shape.
+// evidence. These tests replay the recorded samples and constructed sequences of that shape (and a false alert of
+// that noise, which must end in "no change").
 #include "bisect/bcb.hpp"
 #include "bisect/bcb_model.hpp"
 #include "bisect/engine.hpp"
@@ -216,5 +217,31 @@ TEST_CASE("bisect::bcb more runs of a clear pair with wild runs raise P(culprit)
       INFO("seed " << seed << ", " << runs << " runs of the pair; trace: " << step.trace.front());
       CHECK(step.posterior.at(49) >= 0.99);
     }
+  }
+}
+
+TEST_CASE("bisect::bcb endpoints that do not differ, with wild runs, end in no change", "[bisect][bcb][stall]") {
+  // A false alert: good and bad at one level (sigma 2 %), every run its own boot, a few of them wild. Before the fix
+  // the wild single-run units inflated sigma so that "no change" could not gather its mass either.
+  for (std::uint64_t seed : {21, 22, 23}) {
+    Problem p;
+    for (std::size_t i = 0; i < 80; ++i) {
+      p.chain.push_back({"c" + std::to_string(i), 1.0, false, std::nullopt});
+    }
+    p.settings.threshold = 0.02;
+    std::mt19937_64 rng(seed);
+    std::vector<double> z[2] = {standardized(rng, 24), standardized(rng, 24)};
+    const double wild[] = {6.0, -8.0, 10.0, -5.0};
+    for (std::size_t i = 0; i < 28; ++i) {
+      for (std::size_t side = 0; side < 2; ++side) {
+        double v = i % 7 == 3 ? wild[(i / 7 + side) % 4] : z[side][i - (i + 4) / 7];
+        auto seq = static_cast<std::int64_t>(p.samples.size());
+        p.samples.push_back({side == 0 ? 0 : std::size_t{79}, 1e6 * std::exp(0.02 * v), "boot" + std::to_string(seq),
+                             seq, false});
+      }
+    }
+    Step step = next_step(p);
+    INFO("seed " << seed << "; trace: " << step.trace.front());
+    CHECK(step.verdict == Verdict::no_change); // the shift's interval within +-2 %, "no change" the likeliest
   }
 }
