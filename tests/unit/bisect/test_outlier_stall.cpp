@@ -87,8 +87,8 @@ std::vector<double> standardized(std::mt19937_64& rng, int count) {
 // Runs of the two adjacent commits `parent` and `parent + 1` of a chain of `n`, everything else as a bisection
 // that has narrowed in on them leaves it: the endpoints measured 6 times, 8 commits on either side twice. Every run
 // is its own boot (one run per visit), sigma 2 %, the step -4.5 %, the pair's runs alternate, and every
-// `wild_every`-th run of the pair (odd: both sides get some) is a wild one instead of a regular one: 5, 7.5 or 10 sigma away, alternately
-// above and below.
+// `wild_every`-th run of the pair (odd: both sides get some) is a wild one instead of a regular one: 5, 7.5 or 10 sigma
+// away, alternately above and below.
 Problem adjacent_pair(std::uint64_t seed, std::size_t n, std::size_t parent, int pair_runs, int wild_every) {
   Problem p;
   for (std::size_t i = 0; i < n; ++i) {
@@ -192,9 +192,9 @@ TEST_CASE("bisect::bcb a boot unit of wild runs only keeps its runs' mean", "[bi
 
 TEST_CASE("bisect::bcb two adjacent commits far apart with a few wild runs each reach P >= 0.99",
           "[bisect][bcb][stall]") {
-  // 36 runs of the pair (18 each), every 9th wild (2 on each side), on five seeds: the shape of the stalled bisection's first 200
-  // samples (20 and 16 runs, medians 4.5 % apart). The step is 2.25 sigma per run, so 16 regular runs a side put it
-  // ~6.4 standard errors wide. Deterministic: fixed seeds, and the pair's regular runs standardized.
+  // 36 runs of the pair (18 each), every 9th wild (2 on each side), on five seeds: the shape of the stalled bisection's
+  // first 200 samples (20 and 16 runs, medians 4.5 % apart). The step is 2.25 sigma per run, so 16 regular runs a side
+  // put it ~6.4 standard errors wide. Deterministic: fixed seeds, and the pair's regular runs standardized.
   for (std::uint64_t seed : {1, 2, 3, 4, 5}) {
     for (std::size_t parent : {std::size_t{20}, std::size_t{48}}) {
       Problem p = adjacent_pair(seed, 80, parent, 36, 9);
@@ -236,8 +236,8 @@ TEST_CASE("bisect::bcb endpoints that do not differ, with wild runs, end in no c
       for (std::size_t side = 0; side < 2; ++side) {
         double v = i % 7 == 3 ? wild[(i / 7 + side) % 4] : z[side][i - (i + 4) / 7];
         auto seq = static_cast<std::int64_t>(p.samples.size());
-        p.samples.push_back({side == 0 ? 0 : std::size_t{79}, 1e6 * std::exp(0.02 * v), "boot" + std::to_string(seq),
-                             seq, false});
+        p.samples.push_back(
+          {side == 0 ? 0 : std::size_t{79}, 1e6 * std::exp(0.02 * v), "boot" + std::to_string(seq), seq, false});
       }
     }
     Step step = next_step(p);
