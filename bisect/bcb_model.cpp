@@ -273,15 +273,19 @@ std::vector<BcbUnit> make_units(const ChainData& data, const RunModel& model) {
   for (const auto& [key, runs] : groups) {
     BcbUnit u;
     u.pos = key.first;
-    double wsum = 0, tsum = 0;
+    double wsum = 0, wysum = 0, ysum = 0, tsum = 0;
     for (const auto& r : runs) {
       wsum += r.w;
-      u.mean += r.w * r.y;
+      wysum += r.w * r.y;
+      ysum += r.y;
       tsum += r.t;
     }
-    wsum = std::max(wsum, 1e-3); // a unit of outliers only still says (almost) nothing, but stays a unit
-    u.n = wsum;
-    u.mean /= wsum;
+    // The mean is the weighted mean of the unit's own runs, whatever their weight: dividing by a floored weight
+    // instead drags a unit of outliers only (weights ~1e-8) to a mean near 0 in log units, a "run" ~14 log units
+    // away whose squared error then swamps the sigma estimate of every hypothesis alike (issue #31's stall). With
+    // every weight 0 (underflow), the plain mean.
+    u.mean = wsum > 0 ? wysum / wsum : ysum / static_cast<double>(runs.size());
+    u.n = std::max(wsum, 1e-3); // a unit of outliers only still says (almost) nothing, but stays a unit
     u.time = tsum / static_cast<double>(runs.size());
     for (const auto& r : runs) {
       u.ss += r.w * (r.y - u.mean) * (r.y - u.mean);
