@@ -143,7 +143,8 @@ void add_tree_commands(CLI::App& app, Context& context, Registry& registry) {
   CLI::App* tree = app.get_subcommand("tree");
   auto show_name = std::make_shared<std::string>();
   auto show_json = std::make_shared<bool>(false);
-  CLI::App* show = tree->add_subcommand("show", "show one tree: its job, branches (newest head, last measured head, last error), next poll, notify list");
+  CLI::App* show = tree->add_subcommand(
+    "show", "show one tree: its job, branches (newest head, last measured head, last error), next poll, notify list");
   show->add_option("NAME", *show_name, "tree name")->required();
   show->add_flag("--json", *show_json, "print the daemon's JSON reply");
   registry.add(show, [&context, show_name, show_json] { return tree_show(context, *show_name, *show_json); });
@@ -224,7 +225,7 @@ void add_read_commands(CLI::App& app, Context& context, Registry& registry) {
   auto detections = std::make_shared<DetectionsOptions>();
   CLI::App* list = app.add_subcommand(
     "detections", "every head the watcher measured and its decision: baseline, below threshold, confirming, confirmed "
-    "(bisection id), not confirmed, failed (why, request id), rewritten history");
+                  "(bisection id), not confirmed, failed (why, request id), rewritten history");
   list->add_option("--tree", detections->tree, "only this tree");
   list->add_flag("--json", detections->json, "print the daemon's JSON reply");
   registry.add(list, [&context, detections] { return list_detections(context, *detections); });
@@ -300,8 +301,7 @@ std::string render_tree(const nlohmann::json& tree) {
   return "tree:     " + field_text(tree, "name") + "\n" + "url:      " + field_text(tree, "url") + "\n" +
          "branches: " + list("branches") + "\n" + "heads:    " + (heads.empty() ? "-" : heads) + "\n" +
          "watch:    " + watch + "\n" + render_branch_states(tree) + "job:      " + field_text(tree, "job") + "\n" +
-         "poll:     " + poll + ", next " + field_text(tree, "next_poll") + "\n" +
-         "notify:   " + list("notify") + "\n" +
+         "poll:     " + poll + ", next " + field_text(tree, "next_poll") + "\n" + "notify:   " + list("notify") + "\n" +
          "mail:     " + (tree.value("private", true) ? "private (notify list only)" : "public") + "\n";
 }
 

@@ -98,8 +98,8 @@ struct DetectionRow {
   bool rewritten = false;
   // Across a rewrite: the newest measured ancestor of bad (or the merge base) the bisection starts from.
   std::string base;
-  std::string note;              // why, in words: a failure's reason, what a rewrite's comparison found
-  std::int64_t request_id = 0;   // the failed request a `failed` row is about (0: none)
+  std::string note;            // why, in words: a failure's reason, what a rewrite's comparison found
+  std::int64_t request_id = 0; // the failed request a `failed` row is about (0: none)
 };
 
 struct BisectionRow {

@@ -142,9 +142,10 @@ Result<std::int64_t> Store::failed_requests_for(const std::string& job, const st
 }
 
 Result<std::optional<RequestRow>> Store::last_failed_request(const std::string& job, const std::string& commit,
-                                                            Purpose purpose) {
+                                                             Purpose purpose) {
   return query_one<RequestRow>(
-    *m_connection, request_select("job = ? AND commit_sha = ? AND purpose = ? AND state = 'failed' ORDER BY id DESC LIMIT 1"),
+    *m_connection,
+    request_select("job = ? AND commit_sha = ? AND purpose = ? AND state = 'failed' ORDER BY id DESC LIMIT 1"),
     {text(job), text(commit), text(std::string(to_string(purpose)))}, read_request);
 }
 

@@ -133,8 +133,8 @@ Status Store::set_watch_error(const std::string& name, const std::string& error)
 }
 
 Status Store::set_polled(const std::string& name, std::int64_t at) {
-  BISECTD_TRY(m_connection->run("UPDATE trees SET polled_at = ? WHERE name = ? AND removed = 0",
-                                {integer(at), text(name)}));
+  BISECTD_TRY(
+    m_connection->run("UPDATE trees SET polled_at = ? WHERE name = ? AND removed = 0", {integer(at), text(name)}));
   return {};
 }
 
@@ -180,11 +180,12 @@ Status Store::set_head_tested(const std::string& tree, const std::string& branch
 }
 
 Status Store::set_head_error(const std::string& tree, const std::string& branch, const std::string& error) {
-  BISECTD_TRY(m_connection->run("INSERT INTO heads (tree, branch, error, error_at, updated_at) VALUES (?1, ?2, ?3, "
-                                "CASE WHEN ?3 = '' THEN 0 ELSE ?4 END, ?4) "
-                                "ON CONFLICT(tree, branch) DO UPDATE SET error = ?3, error_at = CASE WHEN ?3 = '' THEN 0 "
-                                "WHEN heads.error_at = 0 THEN ?4 ELSE heads.error_at END, updated_at = ?4",
-                                {text(tree), text(branch), text(error), integer(base::unix_now())}));
+  BISECTD_TRY(
+    m_connection->run("INSERT INTO heads (tree, branch, error, error_at, updated_at) VALUES (?1, ?2, ?3, "
+                      "CASE WHEN ?3 = '' THEN 0 ELSE ?4 END, ?4) "
+                      "ON CONFLICT(tree, branch) DO UPDATE SET error = ?3, error_at = CASE WHEN ?3 = '' THEN 0 "
+                      "WHEN heads.error_at = 0 THEN ?4 ELSE heads.error_at END, updated_at = ?4",
+                      {text(tree), text(branch), text(error), integer(base::unix_now())}));
   return {};
 }
 

@@ -120,8 +120,8 @@ Status Confirmation::advance_detection(const storage::DetectionRow& d) {
     BISECTD_TRY(m_stores.detections.set_detection_state(d.id, storage::DetectionState::rejected, 0));
     return release_head(d);
   }
-  spdlog::info("detection {}: {}..{} confirmed ({}, p={:.3g}){}", d.id, base::short_sha(d.good),
-               base::short_sha(d.bad), base::signed_percent(test.relative_change), test.p_value,
+  spdlog::info("detection {}: {}..{} confirmed ({}, p={:.3g}){}", d.id, base::short_sha(d.good), base::short_sha(d.bad),
+               base::signed_percent(test.relative_change), test.p_value,
                d.rewritten ? " across a rewritten history" : ": bisecting");
   if (d.rewritten) {
     BISECTD_TRY_ASSIGN(auto step, m_new_history.locate(decided, *job));
@@ -130,7 +130,7 @@ Status Confirmation::advance_detection(const storage::DetectionRow& d) {
     decided.note = step.note;
     BISECTD_TRY(m_stores.detections.update_detection(decided));
     return decided.state == storage::DetectionState::failed ? release_head(decided)
-                                                              : advance_new_history(decided, *job);
+                                                            : advance_new_history(decided, *job);
   }
   auto runs = std::min(before.size(), after.size());
   return open_bisection(decided, d.good,

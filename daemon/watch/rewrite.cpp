@@ -87,12 +87,11 @@ NewHistoryStep NewHistory::decide(const storage::DetectionRow& d, const Job& job
   if (d.base != d.bad) {
     change = bisect::confirm_shift(base_values, head_values, job.metrics.threshold).relative_change;
   }
-  auto versus = base::short_sha(d.base) + " vs the new head " + base::short_sha(d.bad) + ": " +
-                base::signed_percent(change);
+  auto versus =
+    base::short_sha(d.base) + " vs the new head " + base::short_sha(d.bad) + ": " + base::signed_percent(change);
   if (d.base == d.bad || std::abs(change) < job.metrics.threshold) {
     return NewHistoryStep{DetectionState::dropped_by_rewrite, d.base,
-                          "came with commits dropped by the rewrite of " + d.branch + " (" + versus + ")", 0,
-                          change};
+                          "came with commits dropped by the rewrite of " + d.branch + " (" + versus + ")", 0, change};
   }
   return NewHistoryStep{DetectionState::confirmed, d.base,
                         "rewritten history: bisecting the new history " + base::short_sha(d.base) + ".." +

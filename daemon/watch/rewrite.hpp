@@ -17,11 +17,11 @@ namespace bisectd::daemon::watch {
 
 // What a rewritten detection is waiting for, or what was decided.
 struct NewHistoryStep {
-  storage::DetectionState state;  // measuring_base, failed, dropped_by_rewrite, or confirmed (bisect base..bad)
-  std::string base;               // the commit the new history is searched from
-  std::string note;               // what was found, in words
-  std::int64_t request_id = 0;    // a failed measurement's request
-  double change = 0;              // base vs the new head (confirmed, dropped_by_rewrite)
+  storage::DetectionState state; // measuring_base, failed, dropped_by_rewrite, or confirmed (bisect base..bad)
+  std::string base;              // the commit the new history is searched from
+  std::string note;              // what was found, in words
+  std::int64_t request_id = 0;   // a failed measurement's request
+  double change = 0;             // base vs the new head (confirmed, dropped_by_rewrite)
 };
 
 class NewHistory {

@@ -73,8 +73,9 @@ void Watcher::on_heads(const storage::TreeRow& tree, const std::map<std::string,
     auto head = heads.find(branch);
     if (head == heads.end()) {
       missing = "branch '" + branch + "' not found in " + tree.url;
-      record_branch_error(tree, branch, "deleted upstream: not found in " + base::strip_url_userinfo(tree.url) +
-                                          "; not watched until it is back");
+      record_branch_error(tree, branch,
+                          "deleted upstream: not found in " + base::strip_url_userinfo(tree.url) +
+                            "; not watched until it is back");
       continue;
     }
     record_branch_error(tree, branch, "");
@@ -130,8 +131,8 @@ void Watcher::log_failure(const std::string& key, const Status& status) {
   }
   if (logged != status.error().message) {
     logged = status.error().message;
-    spdlog::error("watch {}: {} (logged again only when it changes)", base::escape_control(key, base::LineBreaks::escape),
-                  logged);
+    spdlog::error("watch {}: {} (logged again only when it changes)",
+                  base::escape_control(key, base::LineBreaks::escape), logged);
   }
 }
 
@@ -225,8 +226,8 @@ Status Watcher::record_unmeasurable(const storage::TreeRow& tree, const std::str
     why = "request " + std::to_string(request->id) + ": " + (request->error.empty() ? "failed" : request->error);
   } else {
     BISECTD_TRY_ASSIGN(auto flags, m_stores.samples.flags(job.name, head.seen));
-    for (auto flag : {storage::CommitFlag::unbuildable, storage::CommitFlag::unbootable, storage::CommitFlag::unrunnable,
-                      storage::CommitFlag::infra}) {
+    for (auto flag : {storage::CommitFlag::unbuildable, storage::CommitFlag::unbootable,
+                      storage::CommitFlag::unrunnable, storage::CommitFlag::infra}) {
       if (flags.count(flag) > 0) {
         why += (why.empty() ? "" : ", ") + std::string(to_string(flag));
       }

@@ -314,7 +314,7 @@ Result<std::int64_t> MemoryStore::failed_requests_for(const std::string& job, co
 }
 
 Result<std::optional<RequestRow>> MemoryStore::last_failed_request(const std::string& job, const std::string& commit,
-                                                                  Purpose purpose) {
+                                                                   Purpose purpose) {
   std::lock_guard lock(m_mutex);
   for (auto r = m_requests.rbegin(); r != m_requests.rend(); ++r) {
     if (r->job == job && r->commit == commit && r->purpose == purpose && r->state == RequestState::failed) {
