@@ -582,6 +582,7 @@ Status MemoryStore::update_detection(const DetectionRow& row) {
       d.state = row.state;
       d.bisection_id = row.bisection_id;
       d.change = row.change;
+      d.p_value = row.p_value;
       d.base = row.base;
       d.note = row.note;
       d.request_id = row.request_id;
