@@ -132,10 +132,10 @@ Status Store::set_detection_state(std::int64_t id, DetectionState state, std::in
 
 Status Store::update_detection(const DetectionRow& d) {
   BISECTD_TRY(m_connection->run(
-    "UPDATE detections SET state = ?, bisection_id = ?, change = ?, p_value = ?, base = ?, note = ?, request_id = ? "
-    "WHERE id = ?",
-    {name_value(to_string(d.state)), nullable_id(d.bisection_id), Value(d.change), Value(d.p_value), text(d.base),
-     text(d.note), nullable_id(d.request_id), integer(d.id)}));
+    "UPDATE detections SET state = ?, bisection_id = ?, change = ?, p_value = ?, rewritten = ?, base = ?, note = ?, "
+    "request_id = ? WHERE id = ?",
+    {name_value(to_string(d.state)), nullable_id(d.bisection_id), Value(d.change), Value(d.p_value),
+     integer(d.rewritten ? 1 : 0), text(d.base), text(d.note), nullable_id(d.request_id), integer(d.id)}));
   return {};
 }
 

@@ -120,10 +120,12 @@ Status Confirmation::advance_detection(const storage::DetectionRow& d) {
     BISECTD_TRY(m_stores.detections.set_detection_state(d.id, storage::DetectionState::rejected, 0));
     return release_head(d);
   }
+  // Asked again rather than read from the row: a detection a bisectd before migration 11 stored has no flag.
+  BISECTD_TRY_ASSIGN(decided.rewritten, m_new_history.crosses_rewrite(d));
   spdlog::info("detection {}: {}..{} confirmed ({}, p={:.3g}){}", d.id, base::short_sha(d.good), base::short_sha(d.bad),
                base::signed_percent(test.relative_change), test.p_value,
-               d.rewritten ? " across a rewritten history" : ": bisecting");
-  if (d.rewritten) {
+               decided.rewritten ? " across a rewritten history" : ": bisecting");
+  if (decided.rewritten) {
     BISECTD_TRY_ASSIGN(auto step, m_new_history.locate(decided, *job));
     decided.state = step.state;
     decided.base = step.base;

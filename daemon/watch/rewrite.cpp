@@ -19,6 +19,15 @@ using storage::DetectionState;
 
 } // namespace
 
+Result<bool> NewHistory::crosses_rewrite(const storage::DetectionRow& d) {
+  bool contains = true;
+  BISECTD_TRY(m_repos.with_repo(d.tree, [&](vcs::Repo& repo) -> Status {
+    BISECTD_TRY_ASSIGN(contains, repo.is_ancestor(d.good, d.bad));
+    return {};
+  }));
+  return !contains;
+}
+
 Result<NewHistoryStep> NewHistory::locate(const storage::DetectionRow& d, const Job& job) {
   std::string merge_base;
   auto found = m_repos.with_repo(d.tree, [&](vcs::Repo& repo) -> Status {

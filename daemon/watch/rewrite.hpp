@@ -28,6 +28,8 @@ class NewHistory {
 public:
   NewHistory(WatchStores stores, SeriesReader& series) : m_stores(stores), m_repos(series.repos()), m_series(series) {}
 
+  // True when `d.good` is not an ancestor of `d.bad`: the branch was rewritten between them.
+  Result<bool> crosses_rewrite(const storage::DetectionRow& d);
   // The commit to search from for a confirmed rewritten detection `d` (good: the old head, bad: the new head).
   Result<NewHistoryStep> locate(const storage::DetectionRow& d, const Job& job);
   // The next step of a detection measuring its base: queue the measurement, wait, give up or decide.

@@ -583,6 +583,7 @@ Status MemoryStore::update_detection(const DetectionRow& row) {
       d.bisection_id = row.bisection_id;
       d.change = row.change;
       d.p_value = row.p_value;
+      d.rewritten = row.rewritten;
       d.base = row.base;
       d.note = row.note;
       d.request_id = row.request_id;

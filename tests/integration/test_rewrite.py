@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A watched branch rewritten like linux-next: heads c2 (the baseline) and c3 (below the threshold) are measured,
 then the branch is force-pushed to a history rebuilt on c1 with c2 and c3's changes under new ids and one commit
-that makes the benchmark ~10 % slower. The daemon must not loop on "good X is not an ancestor of bad Y" (the issue:
+that makes the benchmark ~12 % slower. The daemon must not loop on "good X is not an ancestor of bad Y" (the issue:
 twice a second, surviving restarts): it measures the new head, confirms the shift against the old head, measures
 the merge base c1 (never measured) and bisects c1..new head, naming the slow commit. The dropped commits stay in the mirror. A head
 pushed afterwards that does not build is a failed watch with its request id; the one after it is measured and
@@ -19,7 +19,9 @@ sys.path.insert(0, os.path.join(SOURCE, "scripts", "lib"))
 import make_demo_repo as demo  # noqa: E402
 
 ROUNDS = 200
-SLOWER = ROUNDS * 111 // 100  # ~10 % fewer operations per second
+# ~12 % fewer operations per second: the issue's -10 % with a margin over the 5 % threshold that the noise of a
+# loaded CI host cannot eat (3.4 % per run measured here while two compilers ran; a head is 5 runs).
+SLOWER = ROUNDS * 114 // 100
 
 
 def note(dest, n, text):
@@ -85,7 +87,7 @@ def log_lines(env, needle):
 def test(env):
     repo = os.path.join(env.dir, "repo")
     shas = make_histories(repo)
-    job = write_job(os.path.join(env.dir, "job.yaml"), name="rewrite-throughput", seconds="0.2",
+    job = write_job(os.path.join(env.dir, "job.yaml"), name="rewrite-throughput", seconds="0.2", runs=5,
                     extra="verify: {confirm: false, revert: false, layout: false}\n")
     push(repo, shas["c2"])
     env.start_daemon()
@@ -123,9 +125,11 @@ def test(env):
     by_head = {(d["good"], d["bad"]): d for d in detections}
     baseline = by_head.get((None, shas["c2"]))
     check(baseline and baseline["state"] == "baseline", f"no baseline for c2: {detections}")
-    below = by_head.get((shas["c2"], shas["c3"]))
-    check(below and below["state"] == "below_threshold" and "below the threshold" in below["decision"],
-          f"no below-threshold row for c3: {detections}")
+    # Comment-only pushes: below the threshold, or (a noise jump past it) not confirmed by the reruns.
+    noise = [by_head.get((shas["c2"], shas["c3"])), by_head.get((shas["new"], shas["fixed"]))]
+    check(all(d and d["state"] in ("below_threshold", "rejected") for d in noise), f"comment-only pushes: {noise}")
+    check(any(d["state"] == "below_threshold" and "below the threshold" in d["decision"] for d in noise),
+          f"no below-threshold row: {detections}")
     rewritten = by_head.get((shas["c3"], shas["new"]))
     check(rewritten and rewritten["rewritten"] and rewritten["state"] == "confirmed" and
           rewritten["bisection_id"] == b["id"] and rewritten["base"] == shas["c1"],
@@ -133,9 +137,6 @@ def test(env):
     failed = by_head.get((shas["new"], shas["broken"]))
     check(failed and failed["state"] == "failed" and failed["request_id"] and
           f"request {failed['request_id']}" in failed["decision"], f"the failed watch's row: {failed}")
-    after = by_head.get((shas["new"], shas["fixed"]))
-    check(after and after["state"] in ("below_threshold", "confirming", "confirmed", "rejected"),
-          f"the head pushed afterwards is not listed: {detections}")
     text = env.ctl("detections", "--tree", "demo").stdout
     check("(rewritten)" in text and "baseline" in text and "failed: " in text, f"bisectctl detections:\n{text}")
     shown = env.ctl("tree", "show", "demo").stdout

@@ -270,3 +270,27 @@ TEST_CASE("watch: a tree removed and added again under its name starts with no b
   CHECK_FALSE(w.store.head("demo", "master").value().has_value());
   CHECK(w.store.detections("demo").value().empty());
 }
+
+TEST_CASE("rewrite: a confirming detection an older bisectd stored (no rewrite flag) is decided on the new history",
+          "[daemon][watch][rewrite]") {
+  RewriteWorld<FakeStarter> w;
+  const auto& c = w.old_line;
+  w.push(c[3]);
+  w.settle();
+  auto r = w.repo.line("r", 2, c[1]);
+  w.level[r[1]] = 80.0;
+  w.push(r[1]);
+  w.watcher.advance(); // queues the watch request of the new head
+  w.sim.run_queued("local");
+  w.watcher.advance(); // compares: the shift goes to confirmation
+  auto confirming = w.store.detections_in_state(DetectionState::confirming).value();
+  REQUIRE(confirming.size() == 1);
+  auto stored = confirming[0];
+  REQUIRE(stored.rewritten);
+  stored.rewritten = false; // what migration 11 gives a row stored before it
+  REQUIRE(w.store.update_detection(stored));
+  w.settle();
+  REQUIRE(w.starter.started.size() == 1);
+  CHECK(w.starter.started[0].good == c[1]);
+  CHECK(w.store.detection("demo", "bench", c[3], r[1]).value()->rewritten);
+}
