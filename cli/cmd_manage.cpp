@@ -301,7 +301,8 @@ std::string render_tree(const nlohmann::json& tree) {
   return "tree:     " + field_text(tree, "name") + "\n" + "url:      " + field_text(tree, "url") + "\n" +
          "branches: " + list("branches") + "\n" + "heads:    " + (heads.empty() ? "-" : heads) + "\n" +
          "watch:    " + watch + "\n" + render_branch_states(tree) + "job:      " + field_text(tree, "job") + "\n" +
-         "poll:     " + poll + ", next " + field_text(tree, "next_poll") + "\n" + "notify:   " + list("notify") + "\n" +
+         "poll:     " + poll + "\n" + "next:     " + field_text(tree, "next_poll") + "\n" +
+         "notify:   " + list("notify") + "\n" +
          "mail:     " + (tree.value("private", true) ? "private (notify list only)" : "public") + "\n";
 }
 
