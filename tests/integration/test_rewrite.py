@@ -87,7 +87,7 @@ def log_lines(env, needle):
 def test(env):
     repo = os.path.join(env.dir, "repo")
     shas = make_histories(repo)
-    job = write_job(os.path.join(env.dir, "job.yaml"), name="rewrite-throughput", seconds="0.1", runs=5,
+    job = write_job(os.path.join(env.dir, "job.yaml"), name="rewrite-throughput", seconds="0.2", runs=5,
                     extra="verify: {confirm: false, revert: false, layout: false}\n")
     push(repo, shas["c2"])
     env.start_daemon()
