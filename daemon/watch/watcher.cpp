@@ -205,6 +205,10 @@ Status Watcher::advance_branch(const storage::TreeRow& tree, const std::string& 
 Status Watcher::record_head(const storage::TreeRow& tree, const std::string& branch, const Job& job,
                             const storage::HeadRow& head, storage::DetectionState state, const std::string& note,
                             std::int64_t request_id) {
+  BISECTD_TRY_ASSIGN(auto existing, m_stores.detections.detection(tree.name, job.name, head.tested, head.seen));
+  if (existing) {
+    return {}; // stored before a crash or a restart
+  }
   auto row = head_row(tree, branch, job, head, state);
   row.note = note;
   row.request_id = request_id;
@@ -244,7 +248,9 @@ Status Watcher::compare_heads(const storage::TreeRow& tree, const std::string& b
                               const storage::HeadRow& head) {
   BISECTD_TRY_ASSIGN(auto existing, m_stores.detections.detection(tree.name, job.name, head.tested, head.seen));
   if (existing) {
-    return {}; // decided already
+    // Decided already; a crash between the decision and the new baseline must not hold the branch for good.
+    return storage::is_deciding(existing->state) ? Status{}
+                                                 : m_stores.trees.set_head_tested(tree.name, branch, head.seen);
   }
   bool rewritten = false;
   BISECTD_TRY(m_repos.with_repo(tree.name, [&](vcs::Repo& repo) -> Status {

@@ -294,3 +294,28 @@ TEST_CASE("rewrite: a confirming detection an older bisectd stored (no rewrite f
   CHECK(w.starter.started[0].good == c[1]);
   CHECK(w.store.detection("demo", "bench", c[3], r[1]).value()->rewritten);
 }
+
+TEST_CASE("watch: a decision stored just before a crash does not hold the branch back", "[daemon][watch][rewrite]") {
+  RewriteWorld<FakeStarter> w;
+  const auto& c = w.old_line;
+  storage::DetectionRow baseline; // the baseline row stored, the head's `tested` not yet
+  baseline.tree = "demo";
+  baseline.branch = "master";
+  baseline.job = "bench";
+  baseline.bad = c[0];
+  baseline.state = DetectionState::baseline;
+  REQUIRE(w.store.add_detection(baseline));
+  w.push(c[0]);
+  w.settle();
+  CHECK(w.tested() == c[0]);
+
+  auto below = baseline; // the same for a head below the threshold
+  below.good = c[0];
+  below.bad = c[2];
+  below.state = DetectionState::below_threshold;
+  REQUIRE(w.store.add_detection(below));
+  w.push(c[2]);
+  w.settle();
+  CHECK(w.tested() == c[2]);
+  CHECK(w.store.detections("demo").value().size() == 2);
+}
