@@ -143,7 +143,8 @@ void add_tree_commands(CLI::App& app, Context& context, Registry& registry) {
   CLI::App* tree = app.get_subcommand("tree");
   auto show_name = std::make_shared<std::string>();
   auto show_json = std::make_shared<bool>(false);
-  CLI::App* show = tree->add_subcommand("show", "show one tree: its job, branches, heads, notify list");
+  CLI::App* show = tree->add_subcommand(
+    "show", "show one tree: its job, branches (newest head, last measured head, last error), next poll, notify list");
   show->add_option("NAME", *show_name, "tree name")->required();
   show->add_flag("--json", *show_json, "print the daemon's JSON reply");
   registry.add(show, [&context, show_name, show_json] { return tree_show(context, *show_name, *show_json); });
@@ -256,7 +257,8 @@ Status print_logs(Context& context, const LogsOptions& options) {
 void add_read_commands(CLI::App& app, Context& context, Registry& registry) {
   auto detections = std::make_shared<DetectionsOptions>();
   CLI::App* list = app.add_subcommand(
-    "detections", "every head comparison the watcher made: heads, change, p, decision, the bisection it opened");
+    "detections", "every head the watcher measured and its decision: baseline, below threshold, confirming, confirmed "
+                  "(bisection id), not confirmed, failed (why, request id), rewritten history");
   list->add_option("--tree", detections->tree, "only this tree");
   list->add_flag("--json", detections->json, "print the daemon's JSON reply");
   registry.add(list, [&context, detections] { return list_detections(context, *detections); });
@@ -285,12 +287,35 @@ std::string render_detections(const nlohmann::json& reply, std::int64_t now) {
   Table table({"ID", "TREE", "BRANCH", "METRIC", "HEADS", "DECISION", "AGE"},
               {Align::right, Align::left, Align::left, Align::left, Align::left, Align::left, Align::right});
   for (const auto& d : reply.value("detections", nlohmann::json::array())) {
+    bool first = !d.contains("good") || !d["good"].is_string(); // a baseline: one head
+    auto heads = first ? field_sha(d, "bad") : field_sha(d, "good") + ".." + field_sha(d, "bad");
+    if (d.value("rewritten", false)) {
+      heads += " (rewritten)";
+    }
     table.add_row({std::to_string(field_int(d, "id")), field_text(d, "tree"), field_text(d, "branch"),
-                   field_text(d, "metric"), field_sha(d, "good") + ".." + field_sha(d, "bad"),
-                   field_text(d, "decision"), format_age(d, "created_at", now)});
+                   field_text(d, "metric"), heads, field_text(d, "decision"), format_age(d, "created_at", now)});
   }
   return table.rows() == 0 ? std::string("no detections\n") : table.render();
 }
+
+namespace {
+
+// One line per branch: its newest head, the last head measured, and why it is not watched.
+std::string render_branch_states(const nlohmann::json& tree) {
+  std::string out;
+  const auto states = tree.value("branch_states", nlohmann::json::object()); // items() must not outlive it
+  for (const auto& [branch, state] : states.items()) {
+    out += "  " + base::escape_control(branch, base::LineBreaks::escape) + ": head " + field_sha(state, "head") +
+           ", last measured " + field_sha(state, "measured");
+    if (state.contains("error") && state["error"].is_string()) {
+      out += ", not watched since " + field_text(state, "error_since") + ": " + field_text(state, "error");
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+} // namespace
 
 std::string render_tree(const nlohmann::json& tree) {
   auto list = [&](const char* key) {
@@ -315,7 +340,8 @@ std::string render_tree(const nlohmann::json& tree) {
       : "ok";
   return "tree:     " + field_text(tree, "name") + "\n" + "url:      " + field_text(tree, "url") + "\n" +
          "branches: " + list("branches") + "\n" + "heads:    " + (heads.empty() ? "-" : heads) + "\n" +
-         "watch:    " + watch + "\n" + "job:      " + field_text(tree, "job") + "\n" + "poll:     " + poll + "\n" +
+         "watch:    " + watch + "\n" + render_branch_states(tree) + "job:      " + field_text(tree, "job") + "\n" +
+         "poll:     " + poll + "\n" + "next:     " + field_text(tree, "next_poll") + "\n" +
          "notify:   " + list("notify") + "\n" +
          "mail:     " + (tree.value("private", true) ? "private (notify list only)" : "public") + "\n";
 }

@@ -23,6 +23,8 @@ public:
   // `change`, when given, replaces the detection's measured relative change (the confirmation's estimate).
   virtual Status set_detection_state(std::int64_t id, DetectionState state, std::int64_t bisection_id,
                                      std::optional<double> change = std::nullopt) = 0;
+  // Stores a decision on detection `d.id`: its state, bisection, change, p value, rewrite, base, note and request.
+  virtual Status update_detection(const DetectionRow& d) = 0;
 };
 
 } // namespace bisectd::storage

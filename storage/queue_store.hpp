@@ -42,6 +42,9 @@ public:
   // How many requests of `purpose` for (job, commit) failed for good.
   virtual Result<std::int64_t> failed_requests_for(const std::string& job, const std::string& commit,
                                                    Purpose purpose) = 0;
+  // The newest request of `purpose` for (job, commit) that failed for good; nullopt when none did.
+  virtual Result<std::optional<RequestRow>> last_failed_request(const std::string& job, const std::string& commit,
+                                                                Purpose purpose) = 0;
   virtual Result<std::vector<RequestRow>> requests_for_bisection(std::int64_t bisection_id) = 0;
   virtual Result<std::vector<RequestRow>> requests_for_detection(std::int64_t detection_id) = 0;
   // Every request waiting for a machine, oldest first.

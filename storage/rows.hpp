@@ -24,6 +24,7 @@ struct TreeRow {
   // Why the watcher's last fetch failed ("" after a good one) and since when (unix seconds, 0 when fine).
   std::string watch_error;
   std::int64_t watch_error_at = 0;
+  std::int64_t polled_at = 0; // when the watcher last fetched it (unix seconds, 0: not yet)
 };
 
 struct JobRow {
@@ -32,7 +33,10 @@ struct JobRow {
 };
 
 struct HeadRow {
-  std::string tree, branch, seen, tested;
+  std::string tree, branch, seen, tested; // tested: the last measured head
+  // Why the branch is not watched now ("" when it is: e.g. deleted upstream) and since when (unix seconds).
+  std::string error;
+  std::int64_t error_at = 0;
 };
 
 struct RequestRow {
@@ -90,6 +94,12 @@ struct DetectionRow {
   double change = 0, p_value = 1;
   std::int64_t bisection_id = 0;
   std::int64_t created_at = 0;
+  // good is not an ancestor of bad: the branch was rewritten between the two heads.
+  bool rewritten = false;
+  // Across a rewrite: the newest measured ancestor of bad (or the merge base) the bisection starts from.
+  std::string base;
+  std::string note;            // why, in words: a failure's reason, what a rewrite's comparison found
+  std::int64_t request_id = 0; // the failed request a `failed` row is about (0: none)
 };
 
 struct BisectionRow {

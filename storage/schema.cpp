@@ -164,6 +164,19 @@ CREATE INDEX commit_flags_commit ON commit_flags(commit_sha);
 -- the machine where a request met a failure of the commit's own once: another machine of the group may take the
 -- second attempt at once, that one only at retry_at
 ALTER TABLE requests ADD COLUMN retry_elsewhere TEXT NOT NULL DEFAULT '';
+)sql",
+  // 12: every watcher decision is a detection row (baseline, below threshold, failed with its request, rewritten
+  // history with the commit its bisection starts from); a branch's own watch error (deleted upstream); when a tree
+  // was last fetched. Baselines of trees removed earlier go: a tree added again under that name starts clean.
+  R"sql(
+ALTER TABLE detections ADD COLUMN rewritten INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE detections ADD COLUMN base TEXT NOT NULL DEFAULT '';
+ALTER TABLE detections ADD COLUMN note TEXT NOT NULL DEFAULT '';
+ALTER TABLE detections ADD COLUMN request_id INTEGER;
+ALTER TABLE heads ADD COLUMN error TEXT NOT NULL DEFAULT '';
+ALTER TABLE heads ADD COLUMN error_at INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE trees ADD COLUMN polled_at INTEGER NOT NULL DEFAULT 0;
+DELETE FROM heads WHERE tree IN (SELECT name FROM trees WHERE removed = 1);
 )sql"};
 
 Result<int> current_version(Connection& connection) {

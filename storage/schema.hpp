@@ -6,7 +6,7 @@
 
 namespace bisectd::storage {
 
-inline constexpr int k_schema_version = 11;
+inline constexpr int k_schema_version = 12;
 
 // Brings the file to `target` (the current version unless a test wants an older one). Errors for a file written
 // by a newer version.

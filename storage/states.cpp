@@ -21,9 +21,14 @@ constexpr Names<BisectionState, 5> k_bisection_states{{{BisectionState::running,
                                                        {BisectionState::not_found, "not_found"},
                                                        {BisectionState::failed, "failed"},
                                                        {BisectionState::cancelled, "cancelled"}}};
-constexpr Names<DetectionState, 3> k_detection_states{{{DetectionState::confirming, "confirming"},
+constexpr Names<DetectionState, 8> k_detection_states{{{DetectionState::confirming, "confirming"},
                                                        {DetectionState::confirmed, "confirmed"},
-                                                       {DetectionState::rejected, "rejected"}}};
+                                                       {DetectionState::rejected, "rejected"},
+                                                       {DetectionState::baseline, "baseline"},
+                                                       {DetectionState::below_threshold, "below_threshold"},
+                                                       {DetectionState::measuring_base, "measuring_base"},
+                                                       {DetectionState::dropped_by_rewrite, "dropped_by_rewrite"},
+                                                       {DetectionState::failed, "failed"}}};
 constexpr Names<Origin, 2> k_origins{{{Origin::manual, "manual"}, {Origin::detect, "detect"}}};
 constexpr Names<OutboxState, 4> k_outbox_states{{{OutboxState::pending, "pending"},
                                                  {OutboxState::sending, "sending"},

@@ -21,8 +21,26 @@ enum class Purpose {
   verify,  // the culprit's verification (confirm pairs, revert, layout)
 };
 enum class BisectionState { running, found, not_found, failed, cancelled };
-// A shift seen between two measured heads, while interleaved reruns decide whether it is real.
-enum class DetectionState { confirming, confirmed, rejected };
+// What the watcher decided about a measured head (one detection row each), or about a shift the change-point
+// detector proposed over the series: the first head is the baseline; a head within the threshold of the last
+// measured one becomes the next baseline; a bigger shift is confirmed by interleaved reruns (or not), and a
+// confirmed shift across a rewritten history waits for the merge base's measurement (measuring_base) and is either
+// bisected on the new history or came with the commits the rewrite dropped (dropped_by_rewrite). A head that could
+// not be measured is failed, with why.
+enum class DetectionState {
+  confirming,
+  confirmed,
+  rejected,
+  baseline,
+  below_threshold,
+  measuring_base,
+  dropped_by_rewrite,
+  failed
+};
+// Still being decided: the branch's next head waits (one shift per branch at a time).
+constexpr bool is_deciding(DetectionState state) {
+  return state == DetectionState::confirming || state == DetectionState::measuring_base;
+}
 // Who opened a bisection.
 enum class Origin { manual, detect };
 // A report mail: pending (due at next_attempt_at) → sending (handed to the transport) → sent | failed.

@@ -44,6 +44,8 @@ public:
   Status set_watch_error(const std::string& name, const std::string& error) override;
   Status set_head_seen(const std::string& tree, const std::string& branch, const std::string& sha) override;
   Status set_head_tested(const std::string& tree, const std::string& branch, const std::string& sha) override;
+  Status set_head_error(const std::string& tree, const std::string& branch, const std::string& error) override;
+  Status set_polled(const std::string& name, std::int64_t at) override;
 
   Result<std::int64_t> enqueue(const RequestRow& request) override;
   Result<std::optional<RequestRow>> claim_request(const std::string& group, const std::string& machine) override;
@@ -59,6 +61,8 @@ public:
   Result<std::vector<RequestRow>> requests_for_bisection(std::int64_t bisection_id) override;
   Result<std::vector<RequestRow>> requests_for_detection(std::int64_t detection_id) override;
   Result<std::vector<RequestRow>> open_requests() override;
+  Result<std::optional<RequestRow>> last_failed_request(const std::string& job, const std::string& commit,
+                                                        Purpose purpose) override;
   Result<std::vector<RequestRow>> queued_requests() override;
   Result<std::optional<RequestRow>> request(std::int64_t id) override;
   Result<std::int64_t> open_requests_for(const std::string& job, const std::string& commit) override;
@@ -95,6 +99,7 @@ public:
   Result<std::vector<DetectionRow>> detections(const std::string& tree = "") override;
   Status set_detection_state(std::int64_t id, DetectionState state, std::int64_t bisection_id,
                              std::optional<double> change = std::nullopt) override;
+  Status update_detection(const DetectionRow& d) override;
 
   Result<std::int64_t> add_bisection(const BisectionRow& bisection) override;
   Result<std::optional<BisectionRow>> bisection(std::int64_t id) override;

@@ -144,6 +144,14 @@ Result<std::int64_t> Store::failed_requests_for(const std::string& job, const st
   return rows.front();
 }
 
+Result<std::optional<RequestRow>> Store::last_failed_request(const std::string& job, const std::string& commit,
+                                                             Purpose purpose) {
+  return query_one<RequestRow>(
+    *m_connection,
+    request_select("job = ? AND commit_sha = ? AND purpose = ? AND state = 'failed' ORDER BY id DESC LIMIT 1"),
+    {text(job), text(commit), text(std::string(to_string(purpose)))}, read_request);
+}
+
 Result<std::vector<RequestRow>> Store::requests_for_bisection(std::int64_t bisection_id) {
   return query<RequestRow>(*m_connection, request_select("bisection_id = ? ORDER BY id"), {integer(bisection_id)},
                            read_request);

@@ -10,7 +10,8 @@ namespace bisectd::storage {
 namespace {
 
 constexpr std::string_view k_tree_columns =
-  "id, name, url, branches, job, notify, mail_cc, private, poll_interval_s, created_at, watch_error, watch_error_at";
+  "id, name, url, branches, job, notify, mail_cc, private, poll_interval_s, created_at, watch_error, watch_error_at, "
+  "polled_at";
 
 TreeRow read_tree(const Statement& s) {
   return TreeRow{s.column_int(0),
@@ -24,7 +25,8 @@ TreeRow read_tree(const Statement& s) {
                  s.column_int(8),
                  s.column_int(9),
                  s.column_text(10),
-                 s.column_int(11)};
+                 s.column_int(11),
+                 s.column_int(12)};
 }
 
 JobRow read_job(const Statement& s) {
@@ -53,6 +55,9 @@ Status Store::add_tree(const TreeRow& tree, const JobRow& job) {
     return make_error(ErrorCode::conflict, "tree '" + tree.name + "' exists already");
   }
   BISECTD_TRY(m_connection->run("DELETE FROM trees WHERE name = ?", {text(tree.name)}));
+  // A tree added again under a removed tree's name starts clean: no baseline, no decision of the old one.
+  BISECTD_TRY(m_connection->run("DELETE FROM heads WHERE tree = ?", {text(tree.name)}));
+  BISECTD_TRY(m_connection->run("DELETE FROM detections WHERE tree = ?", {text(tree.name)}));
   BISECTD_TRY(put_job(job));
   BISECTD_TRY(m_connection->run(
     "INSERT INTO trees (name, url, branches, job, notify, mail_cc, private, poll_interval_s, created_at) "
@@ -87,7 +92,8 @@ Status Store::remove_tree(const std::string& name) {
   BISECTD_TRY(m_connection->run("UPDATE requests SET state = 'failed', error = 'tree removed' "
                                 "WHERE tree = ? AND state = 'queued'",
                                 {text(name)}));
-  BISECTD_TRY(m_connection->run("UPDATE detections SET state = 'rejected' WHERE tree = ? AND state = 'confirming'",
+  BISECTD_TRY(m_connection->run("UPDATE detections SET state = 'rejected', note = 'tree removed' "
+                                "WHERE tree = ? AND state IN ('confirming', 'measuring_base')",
                                 {text(name)}));
   BISECTD_TRY(m_connection->run("UPDATE bisections SET state = 'failed', error = 'tree removed', finished_at = ? "
                                 "WHERE tree = ? AND state = 'running'",
@@ -126,6 +132,12 @@ Status Store::set_watch_error(const std::string& name, const std::string& error)
   return {};
 }
 
+Status Store::set_polled(const std::string& name, std::int64_t at) {
+  BISECTD_TRY(
+    m_connection->run("UPDATE trees SET polled_at = ? WHERE name = ? AND removed = 0", {integer(at), text(name)}));
+  return {};
+}
+
 Status Store::put_job(const JobRow& job) {
   BISECTD_TRY(m_connection->run("INSERT INTO jobs (name, path, yaml, created_at) VALUES (?, ?, ?, ?) "
                                 "ON CONFLICT(name) DO UPDATE SET path = excluded.path, yaml = excluded.yaml",
@@ -143,10 +155,12 @@ Result<std::vector<JobRow>> Store::jobs() {
 }
 
 Result<std::optional<HeadRow>> Store::head(const std::string& tree, const std::string& branch) {
-  return query_one<HeadRow>(*m_connection, "SELECT tree, branch, seen, tested FROM heads WHERE tree = ? AND branch = ?",
-                            {text(tree), text(branch)}, [](const Statement& s) {
-                              return HeadRow{s.column_text(0), s.column_text(1), s.column_text(2), s.column_text(3)};
-                            });
+  return query_one<HeadRow>(
+    *m_connection, "SELECT tree, branch, seen, tested, error, error_at FROM heads WHERE tree = ? AND branch = ?",
+    {text(tree), text(branch)}, [](const Statement& s) {
+      return HeadRow{s.column_text(0), s.column_text(1), s.column_text(2),
+                     s.column_text(3), s.column_text(4), s.column_int(5)};
+    });
 }
 
 Status Store::set_head_seen(const std::string& tree, const std::string& branch, const std::string& sha) {
@@ -162,6 +176,16 @@ Status Store::set_head_tested(const std::string& tree, const std::string& branch
                                 "ON CONFLICT(tree, branch) DO UPDATE SET tested = excluded.tested, "
                                 "updated_at = excluded.updated_at",
                                 {text(tree), text(branch), text(sha), integer(base::unix_now())}));
+  return {};
+}
+
+Status Store::set_head_error(const std::string& tree, const std::string& branch, const std::string& error) {
+  BISECTD_TRY(
+    m_connection->run("INSERT INTO heads (tree, branch, error, error_at, updated_at) VALUES (?1, ?2, ?3, "
+                      "CASE WHEN ?3 = '' THEN 0 ELSE ?4 END, ?4) "
+                      "ON CONFLICT(tree, branch) DO UPDATE SET error = ?3, error_at = CASE WHEN ?3 = '' THEN 0 "
+                      "WHEN heads.error_at = 0 THEN ?4 ELSE heads.error_at END, updated_at = ?4",
+                      {text(tree), text(branch), text(error), integer(base::unix_now())}));
   return {};
 }
 

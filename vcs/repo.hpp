@@ -48,6 +48,10 @@ public:
   // `sha` is not a merge or the branch adds nothing (its tip is already an ancestor of the first parent).
   virtual Result<std::optional<std::pair<std::string, std::string>>> merged_range(const std::string& sha) = 0;
 
+  // The best common ancestor of `a` and `b` (where a rewritten branch's new history leaves its old one).
+  // Error: not_found when they share no history.
+  virtual Result<std::string> merge_base(const std::string& a, const std::string& b) = 0;
+
   // True when `ancestor` is reachable from `descendant` (a commit is its own ancestor, as in git).
   virtual Result<bool> is_ancestor(const std::string& ancestor, const std::string& descendant) = 0;
 

@@ -97,7 +97,7 @@ public:
   Result<std::vector<CommitNode>> range_graph(const std::vector<std::string>& goods, const std::string& bad);
 
   // The best common ancestor of `a` and `b`. Error: not_found when they share no history.
-  Result<std::string> merge_base(const std::string& a, const std::string& b);
+  Result<std::string> merge_base(const std::string& a, const std::string& b) override;
 
   // The range a bisection must search when the first bad first-parent commit is the merge `sha`: good = the
   // merge base of its first two parents, bad = its second parent (the merged branch's tip). nullopt when

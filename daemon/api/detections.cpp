@@ -1,4 +1,5 @@
-// GET every head comparison the watcher made and what it decided.
+// GET every head the watcher measured (or failed to) and what it decided: baseline, below the threshold,
+// confirming, confirmed with its bisection, not confirmed, failed with why and the request, rewritten history.
 #include "base/strings.hpp"
 #include "daemon/api/page.hpp"
 #include "daemon/api/resources.hpp"
@@ -13,12 +14,20 @@ using nlohmann::json;
 namespace {
 
 std::string decision(const storage::DetectionRow& d) {
+  using storage::DetectionState;
   auto shift = base::signed_percent(d.change) + fmt::format(" (p={:.3g})", d.p_value);
+  auto with_note = [&](std::string text) { return d.note.empty() ? text : text + ": " + d.note; };
   switch (d.state) {
-  case storage::DetectionState::confirming: return "confirming " + shift + " with interleaved reruns";
-  case storage::DetectionState::confirmed:
-    return "confirmed " + shift + ": bisection " + std::to_string(d.bisection_id);
-  case storage::DetectionState::rejected: return "not confirmed " + shift + ": no bisection";
+  case DetectionState::baseline: return "baseline";
+  case DetectionState::below_threshold:
+    return with_note("below the threshold " + base::signed_percent(d.change) + ": new baseline");
+  case DetectionState::confirming: return "confirming " + shift + " with interleaved reruns";
+  case DetectionState::measuring_base: return with_note("confirmed " + shift + ", measuring the base first");
+  case DetectionState::confirmed:
+    return with_note("confirmed " + shift + ": bisection " + std::to_string(d.bisection_id));
+  case DetectionState::rejected: return with_note("not confirmed " + shift + ": no bisection");
+  case DetectionState::dropped_by_rewrite: return "confirmed " + shift + ", no bisection: " + d.note;
+  case DetectionState::failed: return "failed: " + d.note;
   }
   return "";
 }
@@ -29,12 +38,16 @@ json detection_json(const storage::DetectionRow& d) {
           {"branch", d.branch},
           {"job", d.job},
           {"metric", d.metric},
-          {"good", d.good},
+          {"good", null_if_empty(d.good)},
           {"bad", d.bad},
           {"change", d.change},
           {"p_value", d.p_value},
           {"state", to_string(d.state)},
           {"decision", decision(d)},
+          {"rewritten", d.rewritten},
+          {"base", null_if_empty(d.base)},
+          {"note", null_if_empty(d.note)},
+          {"request_id", d.request_id == 0 ? json(nullptr) : json(d.request_id)},
           {"bisection_id", d.bisection_id == 0 ? json(nullptr) : json(d.bisection_id)},
           {"created_at", iso_or_null(d.created_at)}};
 }

@@ -13,22 +13,33 @@ json iso_or_null(std::int64_t unix_time) { return unix_time == 0 ? json(nullptr)
 
 json tree_json(const storage::TreeRow& tree, storage::TreeStore& store) {
   json heads = json::object();
+  json branches = json::object(); // each branch's watch: newest head, last measured head, why it is not watched
   for (const auto& branch : tree.branches) {
     auto head = store.head(tree.name, branch);
-    heads[branch] = head && *head ? null_if_empty((*head)->seen) : json(nullptr);
+    auto row = head && *head ? **head : storage::HeadRow{};
+    heads[branch] = null_if_empty(row.seen);
+    branches[branch] = json{{"head", null_if_empty(row.seen)},
+                            {"measured", null_if_empty(row.tested)},
+                            {"error", null_if_empty(row.error)},
+                            {"error_since", iso_or_null(row.error_at)}};
   }
-  return json{{"name", tree.name},
-              {"url", base::strip_url_userinfo(tree.url)}, // GET /trees needs no token: no credentials in it
-              {"branches", tree.branches},
-              {"job", tree.job},
-              {"notify", tree.notify},
-              {"mail_cc", tree.mail_cc},
-              {"private", tree.is_private},
-              {"poll_interval_s", tree.poll_interval_s},
-              {"created_at", iso_or_null(tree.created_at)},
-              {"heads", heads},
-              {"watch_error", null_if_empty(tree.watch_error)},
-              {"watch_error_since", iso_or_null(tree.watch_error_at)}};
+  auto interval = tree.poll_interval_s;
+  return json{
+    {"name", tree.name},
+    {"url", base::strip_url_userinfo(tree.url)}, // GET /trees needs no token: no credentials in it
+    {"branches", tree.branches},
+    {"job", tree.job},
+    {"notify", tree.notify},
+    {"mail_cc", tree.mail_cc},
+    {"private", tree.is_private},
+    {"poll_interval_s", tree.poll_interval_s},
+    {"created_at", iso_or_null(tree.created_at)},
+    {"heads", heads},
+    {"branch_states", branches},
+    {"polled_at", iso_or_null(tree.polled_at)},
+    {"next_poll", tree.polled_at == 0 || interval <= 0 ? json(nullptr) : iso_or_null(tree.polled_at + interval)},
+    {"watch_error", null_if_empty(tree.watch_error)},
+    {"watch_error_since", iso_or_null(tree.watch_error_at)}};
 }
 
 json bisection_summary(const storage::BisectionRow& b, const std::string& culprit_subject) {

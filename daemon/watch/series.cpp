@@ -39,7 +39,8 @@ Result<std::vector<Range>> known_ranges(storage::DetectionStore& detections, sto
                                         const std::string& tree, const std::string& branch, const Job& job) {
   std::vector<Range> out;
   using storage::DetectionState;
-  for (auto state : {DetectionState::confirming, DetectionState::confirmed, DetectionState::rejected}) {
+  for (auto state : {DetectionState::confirming, DetectionState::measuring_base, DetectionState::confirmed,
+                     DetectionState::rejected}) {
     BISECTD_TRY_ASSIGN(auto rows, detections.detections_in_state(state));
     for (const auto& d : rows) {
       if (d.tree == tree && d.branch == branch && d.job == job.name) {

@@ -37,6 +37,9 @@ public:
   // True when a watch request of (tree, job, job.machine_group) measured `commit` (it is then in the series).
   Result<bool> is_watched(const std::string& tree, const Job& job, const std::string& commit);
 
+  // The trees' histories the series are read from.
+  [[nodiscard]] TreeRepos& repos() const { return m_trees; }
+
 private:
   Result<std::vector<std::string>>
   order_by_ancestry(const std::string& tree, const std::vector<std::string>& oldest_first, const std::string& tip);

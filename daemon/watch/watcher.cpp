@@ -15,6 +15,20 @@ namespace {
 // Watch requests of one head that may fail (each with its own bounded retries) before the head is given up.
 constexpr std::int64_t k_max_watch_requests = 2;
 
+// The decision on `head` (its last measured head to its newest), in the job's primary metric.
+storage::DetectionRow head_row(const storage::TreeRow& tree, const std::string& branch, const Job& job,
+                               const storage::HeadRow& head, storage::DetectionState state) {
+  storage::DetectionRow row;
+  row.tree = tree.name;
+  row.branch = branch;
+  row.job = job.name;
+  row.good = head.tested; // "" for a first head
+  row.bad = head.seen;
+  row.metric = job.metrics.primary;
+  row.state = state;
+  return row;
+}
+
 } // namespace
 
 Result<std::vector<double>> metric_values(storage::SampleStore& samples, const std::string& job,
@@ -46,6 +60,7 @@ std::vector<storage::TreeRow> Watcher::due_trees(std::int64_t now) {
     auto interval = tree.poll_interval_s > 0 ? tree.poll_interval_s : m_poll_interval.count();
     if (last == 0 || now - last >= interval) {
       last = now;
+      (void)m_stores.trees.set_polled(tree.name, now); // `tree show`: when the next poll is due
       due.push_back(tree);
     }
   }
@@ -57,10 +72,13 @@ void Watcher::on_heads(const storage::TreeRow& tree, const std::map<std::string,
   for (const auto& branch : tree.branches) {
     auto head = heads.find(branch);
     if (head == heads.end()) {
-      spdlog::warn("tree {}: branch '{}' not found", tree.name, branch);
       missing = "branch '" + branch + "' not found in " + tree.url;
+      record_branch_error(tree, branch,
+                          "deleted upstream: not found in " + base::strip_url_userinfo(tree.url) +
+                            "; not watched until it is back");
       continue;
     }
+    record_branch_error(tree, branch, "");
     auto row = m_stores.trees.head(tree.name, branch);
     if (row && *row && (*row)->seen == head->second) {
       continue;
@@ -91,6 +109,33 @@ void Watcher::record_watch_error(const storage::TreeRow& tree, const std::string
   }
 }
 
+void Watcher::record_branch_error(const storage::TreeRow& tree, const std::string& branch, const std::string& error) {
+  auto row = m_stores.trees.head(tree.name, branch);
+  auto known = row && *row ? (*row)->error : std::string();
+  if (known == error) {
+    return;
+  }
+  if (error.empty()) {
+    spdlog::info("tree {}: branch '{}' is back: watched again", tree.name, branch);
+  } else {
+    spdlog::warn("tree {}: branch '{}' {}", tree.name, branch, error);
+  }
+  (void)m_stores.trees.set_head_error(tree.name, branch, error);
+}
+
+void Watcher::log_failure(const std::string& key, const Status& status) {
+  auto& logged = m_failing[key];
+  if (status) {
+    logged.clear();
+    return;
+  }
+  if (logged != status.error().message) {
+    logged = status.error().message;
+    spdlog::error("watch {}: {} (logged again only when it changes)",
+                  base::escape_control(key, base::LineBreaks::escape), logged);
+  }
+}
+
 void Watcher::advance() {
   auto trees = m_stores.trees.trees();
   if (!trees) {
@@ -102,9 +147,7 @@ void Watcher::advance() {
       continue;
     }
     for (const auto& branch : tree.branches) {
-      if (auto status = advance_branch(tree, branch, **job); !status) {
-        spdlog::error("watch {}:{}: {}", tree.name, branch, status.error().message);
-      }
+      log_failure(tree.name + ":" + branch, advance_branch(tree, branch, **job));
     }
   }
   m_confirmation.advance();
@@ -117,10 +160,10 @@ Status Watcher::enqueue_watch(const storage::TreeRow& tree, const Job& job, cons
 }
 
 // One step of a branch: detect on the series, measure a new head, take the first head as the baseline, or compare
-// the new head with the baseline.
+// the new head with the last measured one. A branch deleted upstream is not watched until it is back.
 Status Watcher::advance_branch(const storage::TreeRow& tree, const std::string& branch, const Job& job) {
   BISECTD_TRY_ASSIGN(auto head, m_stores.trees.head(tree.name, branch));
-  if (!head || head->seen.empty()) {
+  if (!head || head->seen.empty() || !head->error.empty()) {
     return {};
   }
   BISECTD_TRY_ASSIGN(bool confirming, m_confirmation.confirming(tree.name, branch, job.name));
@@ -137,19 +180,20 @@ Status Watcher::advance_branch(const storage::TreeRow& tree, const std::string& 
   }
   BISECTD_TRY_ASSIGN(auto flags, m_stores.samples.flags(flag_key(job, head->seen)));
   if (flags.is_skipped()) {
-    return {}; // a broken head cannot be compared; wait for the next one
+    return record_unmeasurable(tree, branch, job, *head); // cannot be compared; the next head is
   }
   // Measured by a watch request, so that the head joins the series (samples of other purposes count too).
   BISECTD_TRY_ASSIGN(bool watched, m_series.is_watched(tree.name, job, head->seen));
   if (!watched) {
     BISECTD_TRY_ASSIGN(auto failed, m_stores.queue.failed_requests_for(job.name, head->seen, storage::Purpose::watch));
     if (failed >= k_max_watch_requests) {
-      return {}; // its failures are stored on the requests; the next pushed head is measured instead
+      return record_unmeasurable(tree, branch, job, *head); // the next pushed head is measured instead
     }
     return enqueue_watch(tree, job, head->seen);
   }
   if (head->tested.empty()) {
     spdlog::info("watch {}:{}: baseline {}", tree.name, branch, base::short_sha(head->seen));
+    BISECTD_TRY(record_head(tree, branch, job, *head, storage::DetectionState::baseline, "first measured head"));
     return m_stores.trees.set_head_tested(tree.name, branch, head->seen);
   }
   if (confirming) {
@@ -158,12 +202,62 @@ Status Watcher::advance_branch(const storage::TreeRow& tree, const std::string& 
   return compare_heads(tree, branch, job, *head);
 }
 
+Status Watcher::record_head(const storage::TreeRow& tree, const std::string& branch, const Job& job,
+                            const storage::HeadRow& head, storage::DetectionState state, const std::string& note,
+                            std::int64_t request_id) {
+  BISECTD_TRY_ASSIGN(auto existing, m_stores.detections.detection(tree.name, job.name, head.tested, head.seen));
+  if (existing) {
+    return {}; // stored before a crash or a restart
+  }
+  auto row = head_row(tree, branch, job, head, state);
+  row.note = note;
+  row.request_id = request_id;
+  BISECTD_TRY(m_stores.detections.add_detection(row));
+  return {};
+}
+
+// A head that cannot be measured (its watch requests failed, or it is flagged for the job) is listed once as
+// failed, with why and the request; it is not compared, and the last measured head stays the baseline.
+Status Watcher::record_unmeasurable(const storage::TreeRow& tree, const std::string& branch, const Job& job,
+                                    const storage::HeadRow& head) {
+  BISECTD_TRY_ASSIGN(auto existing, m_stores.detections.detection(tree.name, job.name, head.tested, head.seen));
+  if (existing) {
+    return {};
+  }
+  BISECTD_TRY_ASSIGN(auto request, m_stores.queue.last_failed_request(job.name, head.seen, storage::Purpose::watch));
+  std::string why;
+  if (request) {
+    why = "request " + std::to_string(request->id) + ": " + (request->error.empty() ? "failed" : request->error);
+  } else {
+    BISECTD_TRY_ASSIGN(auto flags, m_stores.samples.flags(flag_key(job, head.seen)));
+    why = "skipped for job " + job.name + ": " + flags.skip_reason();
+  }
+  spdlog::warn("watch {}:{}: head {} cannot be measured ({}): waiting for the next head", tree.name, branch,
+               base::short_sha(head.seen), why);
+  return record_head(tree, branch, job, head, storage::DetectionState::failed,
+                     "head " + base::short_sha(head.seen) + " not measured: " + why, request ? request->id : 0);
+}
+
 Status Watcher::compare_heads(const storage::TreeRow& tree, const std::string& branch, const Job& job,
                               const storage::HeadRow& head) {
   BISECTD_TRY_ASSIGN(auto existing, m_stores.detections.detection(tree.name, job.name, head.tested, head.seen));
   if (existing) {
-    return {}; // decided already
+    // Decided already; a crash between the decision and the new baseline must not hold the branch for good.
+    return storage::is_deciding(existing->state) ? Status{}
+                                                 : m_stores.trees.set_head_tested(tree.name, branch, head.seen);
   }
+  bool rewritten = false;
+  BISECTD_TRY(m_repos.with_repo(tree.name, [&](vcs::Repo& repo) -> Status {
+    BISECTD_TRY_ASSIGN(bool contains, repo.is_ancestor(head.tested, head.seen));
+    rewritten = !contains;
+    return {};
+  }));
+  if (rewritten) {
+    spdlog::info("watch {}:{}: {} does not contain the last measured head {}: rewritten history, compared as two "
+                 "commits",
+                 tree.name, branch, base::short_sha(head.seen), base::short_sha(head.tested));
+  }
+  double primary_change = 0;
   for (const auto& metric : alerting_metrics(job)) {
     BISECTD_TRY_ASSIGN(auto before, metric_values(m_stores.samples, job.name, metric, {}, head.tested));
     BISECTD_TRY_ASSIGN(auto after, metric_values(m_stores.samples, job.name, metric, {}, head.seen));
@@ -174,16 +268,27 @@ Status Watcher::compare_heads(const storage::TreeRow& tree, const std::string& b
     if (std::abs(test.relative_change) >= job.metrics.threshold) {
       spdlog::info("watch {}:{}: {} vs {}: {} {}", tree.name, branch, base::short_sha(head.seen),
                    base::short_sha(head.tested), metric, base::signed_percent(test.relative_change));
-      return m_confirmation.start({0, tree.name, branch, job.name, head.tested, head.seen, metric,
-                                   storage::DetectionState::confirming, test.relative_change, test.p_value, 0, 0},
-                                  job);
+      auto proposal = head_row(tree, branch, job, head, storage::DetectionState::confirming);
+      proposal.metric = metric;
+      proposal.change = test.relative_change;
+      proposal.p_value = test.p_value;
+      proposal.rewritten = rewritten;
+      return m_confirmation.start(proposal, job);
     }
     if (metric == job.metrics.primary) {
+      primary_change = test.relative_change;
       spdlog::info("watch {}:{}: {} vs {}: {} (below the threshold), new baseline", tree.name, branch,
                    base::short_sha(head.seen), base::short_sha(head.tested),
                    base::signed_percent(test.relative_change));
     }
   }
+  auto row = head_row(tree, branch, job, head, storage::DetectionState::below_threshold);
+  row.change = primary_change;
+  row.rewritten = rewritten;
+  if (rewritten) {
+    row.note = "rewritten history: " + base::short_sha(head.seen) + " does not contain " + base::short_sha(head.tested);
+  }
+  BISECTD_TRY(m_stores.detections.add_detection(row));
   return m_stores.trees.set_head_tested(tree.name, branch, head.seen);
 }
 
@@ -207,9 +312,12 @@ Status Watcher::check_series(const storage::TreeRow& tree, const std::string& br
                  series.commits.size(), c.metric, base::signed_percent(c.point.relative_change),
                  base::short_sha(c.step_bad), base::short_sha(c.good), base::short_sha(c.bad), c.point.p_value);
     // The key stays unmarked: once this one is decided the series is checked again for the next candidate.
-    return m_confirmation.start({0, tree.name, branch, job.name, c.good, c.bad, c.metric,
-                                 storage::DetectionState::confirming, c.point.relative_change, c.point.p_value, 0, 0},
-                                job);
+    auto proposal = head_row(tree, branch, job, storage::HeadRow{tree.name, branch, c.bad, c.good, "", 0},
+                             storage::DetectionState::confirming);
+    proposal.metric = c.metric;
+    proposal.change = c.point.relative_change;
+    proposal.p_value = c.point.p_value;
+    return m_confirmation.start(proposal, job);
   }
   m_series_checked[key] = tip;
   return {};

@@ -97,6 +97,22 @@ Result<bool> FakeRepo::is_ancestor(const std::string& ancestor, const std::strin
   return false;
 }
 
+Result<std::string> FakeRepo::merge_base(const std::string& a, const std::string& b) {
+  std::string base = b;
+  for (std::size_t hops = 0; hops <= m_commits.size(); ++hops) {
+    BISECTD_TRY_ASSIGN(bool shared, is_ancestor(base, a));
+    if (shared) {
+      return base;
+    }
+    BISECTD_TRY_ASSIGN(const auto* c, find(base));
+    if (c->info.parents.empty()) {
+      break;
+    }
+    base = c->info.parents.front();
+  }
+  return make_error(ErrorCode::not_found, "no merge base of " + a + " and " + b);
+}
+
 Result<std::optional<std::pair<std::string, std::string>>> FakeRepo::merged_range(const std::string& sha) {
   BISECTD_TRY_ASSIGN(const auto* c, find(sha));
   if (c->info.parents.size() < 2) {

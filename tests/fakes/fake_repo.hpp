@@ -32,6 +32,8 @@ public:
   Result<std::vector<std::string>> first_parent_chain(const std::string& good, const std::string& bad) override;
   Result<std::optional<std::pair<std::string, std::string>>> merged_range(const std::string& sha) override;
   Result<bool> is_ancestor(const std::string& ancestor, const std::string& descendant) override;
+  // The first commit of `b`'s first-parent line that `a` contains (enough for the tests' histories).
+  Result<std::string> merge_base(const std::string& a, const std::string& b) override;
   Result<std::vector<std::string>> changed_paths(const std::string& sha) override;
   Result<std::string> patch(const std::string& sha) override;
   Result<std::string> diffstat(const std::string& sha) override;

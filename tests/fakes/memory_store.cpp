@@ -32,7 +32,10 @@ Status MemoryStore::add_tree(const TreeRow& tree, const JobRow& job) {
     return make_error(ErrorCode::conflict, "tree '" + tree.name + "' exists already");
   }
   (void)put_job(job);
-  m_removed.erase(tree.name);
+  if (m_removed.erase(tree.name) > 0) { // a tree added again under a removed one's name starts clean
+    std::erase_if(m_heads, [&](const auto& h) { return h.tree == tree.name; });
+    std::erase_if(m_detections, [&](const auto& d) { return d.tree == tree.name; });
+  }
   auto row = tree;
   row.id = static_cast<std::int64_t>(m_trees.size()) + 1;
   row.created_at = ++m_now;
@@ -68,8 +71,9 @@ Status MemoryStore::remove_tree(const std::string& name) {
     }
   }
   for (auto& d : m_detections) {
-    if (d.tree == name && d.state == DetectionState::confirming) {
+    if (d.tree == name && storage::is_deciding(d.state)) {
       d.state = DetectionState::rejected;
+      d.note = "tree removed";
     }
   }
   for (auto& b : m_bisections) {
@@ -137,11 +141,33 @@ Status MemoryStore::set_watch_error(const std::string& name, const std::string& 
   return {};
 }
 
+Status MemoryStore::set_polled(const std::string& name, std::int64_t at) {
+  std::lock_guard lock(m_mutex);
+  for (auto& t : m_trees) {
+    if (t.name == name) {
+      t.polled_at = at;
+    }
+  }
+  return {};
+}
+
+Status MemoryStore::set_head_error(const std::string& tree, const std::string& branch, const std::string& error) {
+  std::lock_guard lock(m_mutex);
+  auto found = find_if(m_heads, [&](const auto& h) { return h.tree == tree && h.branch == branch; });
+  if (found == m_heads.end()) {
+    m_heads.push_back({tree, branch, "", "", "", 0});
+    found = std::prev(m_heads.end());
+  }
+  found->error_at = error.empty() ? 0 : found->error_at != 0 ? found->error_at : ++m_now;
+  found->error = error;
+  return {};
+}
+
 Status MemoryStore::set_head_seen(const std::string& tree, const std::string& branch, const std::string& sha) {
   std::lock_guard lock(m_mutex);
   auto found = find_if(m_heads, [&](const auto& h) { return h.tree == tree && h.branch == branch; });
   if (found == m_heads.end()) {
-    m_heads.push_back({tree, branch, sha, ""});
+    m_heads.push_back({tree, branch, sha, "", "", 0});
   } else {
     found->seen = sha;
   }
@@ -152,7 +178,7 @@ Status MemoryStore::set_head_tested(const std::string& tree, const std::string& 
   std::lock_guard lock(m_mutex);
   auto found = find_if(m_heads, [&](const auto& h) { return h.tree == tree && h.branch == branch; });
   if (found == m_heads.end()) {
-    m_heads.push_back({tree, branch, "", sha});
+    m_heads.push_back({tree, branch, "", sha, "", 0});
   } else {
     found->tested = sha;
   }
@@ -288,6 +314,17 @@ Result<std::int64_t> MemoryStore::failed_requests_for(const std::string& job, co
   return std::count_if(m_requests.begin(), m_requests.end(), [&](const auto& r) {
     return r.job == job && r.commit == commit && r.purpose == purpose && r.state == RequestState::failed;
   });
+}
+
+Result<std::optional<RequestRow>> MemoryStore::last_failed_request(const std::string& job, const std::string& commit,
+                                                                   Purpose purpose) {
+  std::lock_guard lock(m_mutex);
+  for (auto r = m_requests.rbegin(); r != m_requests.rend(); ++r) {
+    if (r->job == job && r->commit == commit && r->purpose == purpose && r->state == RequestState::failed) {
+      return std::optional<RequestRow>(*r);
+    }
+  }
+  return std::optional<RequestRow>();
 }
 
 Result<std::vector<RequestRow>> MemoryStore::requests_for_bisection(std::int64_t bisection_id) {
@@ -566,6 +603,23 @@ Status MemoryStore::set_detection_state(std::int64_t id, DetectionState state, s
       d.state = state;
       d.bisection_id = bisection_id;
       d.change = change.value_or(d.change);
+    }
+  }
+  return {};
+}
+
+Status MemoryStore::update_detection(const DetectionRow& row) {
+  std::lock_guard lock(m_mutex);
+  for (auto& d : m_detections) {
+    if (d.id == row.id) {
+      d.state = row.state;
+      d.bisection_id = row.bisection_id;
+      d.change = row.change;
+      d.p_value = row.p_value;
+      d.rewritten = row.rewritten;
+      d.base = row.base;
+      d.note = row.note;
+      d.request_id = row.request_id;
     }
   }
   return {};

@@ -35,6 +35,8 @@ public:
   Status set_watch_error(const std::string& name, const std::string& error) override;
   Status set_head_seen(const std::string& tree, const std::string& branch, const std::string& sha) override;
   Status set_head_tested(const std::string& tree, const std::string& branch, const std::string& sha) override;
+  Status set_head_error(const std::string& tree, const std::string& branch, const std::string& error) override;
+  Status set_polled(const std::string& name, std::int64_t at) override;
 
   Result<std::int64_t> enqueue(const storage::RequestRow& request) override;
   Result<std::optional<storage::RequestRow>> claim_request(const std::string& group,
@@ -51,6 +53,8 @@ public:
                                            storage::Purpose purpose) override;
   Result<std::vector<storage::RequestRow>> requests_for_bisection(std::int64_t bisection_id) override;
   Result<std::vector<storage::RequestRow>> requests_for_detection(std::int64_t detection_id) override;
+  Result<std::optional<storage::RequestRow>> last_failed_request(const std::string& job, const std::string& commit,
+                                                                 storage::Purpose purpose) override;
   Result<std::vector<storage::RequestRow>> queued_requests() override;
   Result<std::vector<storage::RequestRow>> open_requests() override;
   Result<std::optional<storage::RequestRow>> request(std::int64_t id) override;
@@ -91,6 +95,7 @@ public:
   Result<std::vector<storage::DetectionRow>> detections(const std::string& tree = "") override;
   Status set_detection_state(std::int64_t id, storage::DetectionState state, std::int64_t bisection_id,
                              std::optional<double> change = std::nullopt) override;
+  Status update_detection(const storage::DetectionRow& d) override;
 
   Result<std::int64_t> add_bisection(const storage::BisectionRow& bisection) override;
   Result<std::optional<storage::BisectionRow>> bisection(std::int64_t id) override;

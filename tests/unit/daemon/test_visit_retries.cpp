@@ -160,6 +160,10 @@ public:
   Result<std::int64_t> failed_requests_for(const std::string& j, const std::string& c, storage::Purpose p) override {
     return m_store.failed_requests_for(j, c, p);
   }
+  Result<std::optional<storage::RequestRow>> last_failed_request(const std::string& j, const std::string& c,
+                                                                 storage::Purpose p) override {
+    return m_store.last_failed_request(j, c, p);
+  }
   Result<std::vector<storage::RequestRow>> requests_for_bisection(std::int64_t id) override {
     return m_store.requests_for_bisection(id);
   }

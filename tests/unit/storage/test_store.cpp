@@ -254,7 +254,8 @@ TEST_CASE("storage::migrate refuses a database from a newer bisectd", "[storage]
 
 TEST_CASE("storage::Store detections: state changes keep or replace the measured change", "[storage]") {
   TempStore t;
-  DetectionRow d{0, "demo", "master", "job", "good1", "bad1", "x", DetectionState::confirming, -0.20, 0.01, 0, 0};
+  DetectionRow d{0,     "demo", "master", "job", "good1", "bad1", "x", DetectionState::confirming,
+                 -0.20, 0.01,   0,        0,     false,   "",     "",  0};
   auto id = t.store->add_detection(d);
   REQUIRE(id.has_value());
   REQUIRE(t.store->set_detection_state(*id, DetectionState::confirming, 0).has_value());
