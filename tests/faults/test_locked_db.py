@@ -10,7 +10,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from faults_lib import BAD, GOOD, NORMAL_BENCH, bisect_planted, make_tree, query, write_job  # noqa: E402
 from harness import check, free_port, run, wait_for  # noqa: E402
 
-LOCK_S = 30  # three times the store's busy timeout (10 s), and past the report's next attempt (10 s back-off)
+LOCK_S = 60  # past the report's next attempt (10 s back-off) and a tick whose writing steps each wait out the
+            # store's 10 s busy timeout (poll, queue, ...) before the outbox step
 
 
 def test(env):

@@ -33,9 +33,12 @@ def test(env):
     check(env.ctl_json("tree", "list")["trees"] == [], "a tree was stored from a job with LD_PRELOAD")
 
     env.ctl("tree", "add", "demo", repo, "--branch", "master", "--job", write_job(os.path.join(env.dir, "job.yaml")))
-    before = env.ctl_json("tree", "list")["trees"]
+    def settings():  # what tree set may change (the watcher's own fields move on every poll)
+        keys = ("name", "job", "notify", "mail_cc", "private", "poll_interval_s", "branches", "url")
+        return [{k: t.get(k) for k in keys} for t in env.ctl_json("tree", "list")["trees"]]
+    before = settings()
     one_line_error(env.ctl("tree", "set", "demo", "--job", hostile, expect=1), "hostile.yaml:7:", "LD_PRELOAD")
-    after = env.ctl_json("tree", "list")["trees"]
+    after = settings()
     check(after == before, f"tree set stored part of a job with LD_PRELOAD: {json.dumps(after)[:500]}")
     check("LD_PRELOAD" not in json.dumps(after), "LD_PRELOAD reached the stored tree")
     check(env.ctl_json("status")["version"], "the daemon stopped answering")
