@@ -117,8 +117,11 @@ Status Confirmation::advance_detection(const storage::DetectionRow& d) {
   if (!test.confirmed) {
     spdlog::info("detection {}: {}..{} not confirmed ({}, p={:.3g}): no bisection", d.id, base::short_sha(d.good),
                  base::short_sha(d.bad), base::signed_percent(test.relative_change), test.p_value);
-    BISECTD_TRY(m_stores.detections.set_detection_state(d.id, storage::DetectionState::rejected, 0));
-    return release_head(d);
+    // The row says what the reruns measured; the first comparison's shift goes to the note.
+    decided.state = storage::DetectionState::rejected;
+    decided.note = "the head's first runs said " + base::signed_percent(d.change);
+    BISECTD_TRY(m_stores.detections.update_detection(decided));
+    return release_head(decided);
   }
   // Asked again rather than read from the row: a detection a bisectd before migration 11 stored has no flag.
   BISECTD_TRY_ASSIGN(decided.rewritten, m_new_history.crosses_rewrite(d));

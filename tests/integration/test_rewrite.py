@@ -19,9 +19,11 @@ sys.path.insert(0, os.path.join(SOURCE, "scripts", "lib"))
 import make_demo_repo as demo  # noqa: E402
 
 ROUNDS = 200
-# ~12 % fewer operations per second: the issue's -10 % with a margin over the 5 % threshold that the noise of a
-# loaded CI host cannot eat (3.4 % per run measured here while two compilers ran; a head is 5 runs).
-SLOWER = ROUNDS * 114 // 100
+# A threshold far above the noise of a loaded CI host, so that comment-only pushes stay below it: 3.4 % per run
+# measured here while two compilers ran, and a CI run saw two 5-run heads of the same code 5.4 % apart. The slow
+# commit (a third fewer operations per second) is well past it.
+THRESHOLD = "12%"
+SLOWER = ROUNDS * 150 // 100
 
 
 def note(dest, n, text):
@@ -88,6 +90,7 @@ def test(env):
     repo = os.path.join(env.dir, "repo")
     shas = make_histories(repo)
     job = write_job(os.path.join(env.dir, "job.yaml"), name="rewrite-throughput", seconds="0.2", runs=5,
+                    threshold=THRESHOLD,
                     extra="verify: {confirm: false, revert: false, layout: false}\n")
     push(repo, shas["c2"])
     env.start_daemon()

@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 using namespace bisectd;
 using namespace bisectd::test;
 using storage::DetectionState;
@@ -144,6 +146,8 @@ TEST_CASE("watch: a jump the reruns do not reproduce is rejected", "[daemon][wat
   auto d = w.store.detection("demo", "bench", w.shas[0], w.shas[5]).value();
   REQUIRE(d);
   CHECK(d->state == DetectionState::rejected);
+  CHECK(std::abs(d->change) < 0.05);                       // what the reruns measured, not the fluke
+  CHECK(d->note.rfind("the head's first runs said -", 0) == 0); // the fluke, for the record
   CHECK(w.store.head("demo", "master").value()->tested == w.shas[5]); // decided: the new baseline
 }
 
