@@ -46,6 +46,9 @@ public:
   virtual Result<CommitFlags> flags(const FlagKey& key) = 0;
   // Every flag raised on the commits starting with `prefix`, for any job, definition and variant (`results`).
   virtual Result<std::vector<FlagRow>> commit_flags(const std::string& prefix) = 0;
+  // Drops the flags of `key` raised fewer times than make a verdict: the commit was just measured, so an earlier
+  // single failure was the machine's or chance's, and must not add up with another one much later.
+  virtual Status forget_single_failures(const FlagKey& key) = 0;
   // Drops every flag of `commit` for `job` (any definition and variant); returns how many rows went.
   virtual Result<std::int64_t> clear_flags(const std::string& job, const std::string& commit) = 0;
   virtual Status record_build(const BuildRecord& build) = 0;

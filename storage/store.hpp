@@ -87,6 +87,7 @@ public:
   Result<std::int64_t> add_flag(const FlagKey& key, CommitFlag flag, const std::string& message) override;
   Result<CommitFlags> flags(const FlagKey& key) override;
   Result<std::vector<FlagRow>> commit_flags(const std::string& prefix) override;
+  Status forget_single_failures(const FlagKey& key) override;
   Result<std::int64_t> clear_flags(const std::string& job, const std::string& commit) override;
   Status record_build(const BuildRecord& build) override;
   Result<std::optional<BuildRecord>> last_build(const std::string& job, const std::string& commit,

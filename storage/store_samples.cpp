@@ -233,22 +233,23 @@ Result<CommitFlags> Store::flags(const FlagKey& key) {
 }
 
 Result<std::vector<FlagRow>> Store::commit_flags(const std::string& prefix) {
-  BISECTD_TRY_ASSIGN(auto rows,
-                     query<std::optional<FlagRow>>(
-                       *m_connection,
-                       "SELECT job, definition, commit_sha, variant, flag, count, COALESCE(message, ''), updated_at "
-                       "FROM commit_flags WHERE substr(commit_sha, 1, ?) = ? ORDER BY commit_sha, job, variant, updated_at",
-                       {integer(static_cast<std::int64_t>(prefix.size())), text(prefix)}, [](const Statement& s) -> std::optional<FlagRow> {
-                         auto flag = parse_commit_flag(s.column_text(4));
-                         if (!flag) {
-                           return std::nullopt; // a name of a newer bisectd: not this one's to judge
-                         }
-                         return FlagRow{{s.column_text(0), s.column_text(1), s.column_text(2), s.column_text(3)},
-                                        *flag,
-                                        s.column_int(5),
-                                        s.column_text(6),
-                                        s.column_int(7)};
-                       }));
+  BISECTD_TRY_ASSIGN(
+    auto rows, query<std::optional<FlagRow>>(
+                 *m_connection,
+                 "SELECT job, definition, commit_sha, variant, flag, count, COALESCE(message, ''), updated_at "
+                 "FROM commit_flags WHERE substr(commit_sha, 1, ?) = ? ORDER BY commit_sha, job, variant, updated_at",
+                 {integer(static_cast<std::int64_t>(prefix.size())), text(prefix)},
+                 [](const Statement& s) -> std::optional<FlagRow> {
+                   auto flag = parse_commit_flag(s.column_text(4));
+                   if (!flag) {
+                     return std::nullopt; // a name of a newer bisectd: not this one's to judge
+                   }
+                   return FlagRow{{s.column_text(0), s.column_text(1), s.column_text(2), s.column_text(3)},
+                                  *flag,
+                                  s.column_int(5),
+                                  s.column_text(6),
+                                  s.column_int(7)};
+                 }));
   std::vector<FlagRow> out;
   for (auto& row : rows) {
     if (row) {
@@ -256,6 +257,14 @@ Result<std::vector<FlagRow>> Store::commit_flags(const std::string& prefix) {
     }
   }
   return out;
+}
+
+Status Store::forget_single_failures(const FlagKey& key) {
+  BISECTD_TRY(m_connection->run("DELETE FROM commit_flags WHERE job = ? AND definition = ? AND commit_sha = ? AND "
+                                "variant = ? AND flag != 'infra' AND count < ?",
+                                {text(key.job), text(key.definition), text(key.commit), text(key.variant),
+                                 integer(CommitFlags::k_failures_to_skip)}));
+  return {};
 }
 
 Result<std::int64_t> Store::clear_flags(const std::string& job, const std::string& commit) {

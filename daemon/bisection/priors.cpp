@@ -45,11 +45,36 @@ void Priors::apply_noise(const storage::BisectionRow& b, const Job& job, bisect:
   }
 }
 
+// The confirmed detection that opened `b`: the one of its two heads, or (a rewritten branch, bisected from the
+// merge base or a newer measured ancestor) the one that names `b` as its bisection.
+std::optional<storage::DetectionRow> Priors::opening_detection(const storage::BisectionRow& b) {
+  auto same_range = m_detections.detection(b.tree, b.job, b.good, b.bad);
+  if (same_range && *same_range && (*same_range)->state == storage::DetectionState::confirmed) {
+    return **same_range;
+  }
+  if (b.origin != storage::Origin::detect) {
+    return std::nullopt;
+  }
+  if (auto known = m_rewrite_alerts.find(b.id); known != m_rewrite_alerts.end()) {
+    return known->second;
+  }
+  auto rows = m_detections.detections(b.tree);
+  if (!rows) {
+    return std::nullopt;
+  }
+  for (const auto& d : *rows) {
+    if (d.state == storage::DetectionState::confirmed && d.bisection_id == b.id && d.job == b.job) {
+      m_rewrite_alerts.emplace(b.id, d); // read once: the driver asks on every tick
+      return d;
+    }
+  }
+  return std::nullopt;
+}
+
 void Priors::apply_alert(const storage::BisectionRow& b, bisect::Settings& settings) {
-  auto detection = m_detections.detection(b.tree, b.job, b.good, b.bad);
-  if (detection && *detection && (*detection)->state == storage::DetectionState::confirmed &&
-      (*detection)->metric == b.metric && (*detection)->change != 0) {
-    settings.expected_shift = (*detection)->change;
+  auto detection = opening_detection(b);
+  if (detection && detection->metric == b.metric && detection->change != 0) {
+    settings.expected_shift = detection->change;
   }
 }
 

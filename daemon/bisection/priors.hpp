@@ -39,6 +39,7 @@ private:
   std::optional<std::pair<double, int>> series_noise(const storage::BisectionRow& b, const Job& job);
   void apply_noise(const storage::BisectionRow& b, const Job& job, bisect::Settings& settings);
   void apply_alert(const storage::BisectionRow& b, bisect::Settings& settings);
+  std::optional<storage::DetectionRow> opening_detection(const storage::BisectionRow& b);
   const std::set<std::string>& used_sources_of(const std::string& commit, const std::string& hash);
   std::set<std::string> used_sources(const Job& job, const std::vector<bisect::Candidate>& chain);
 
@@ -52,6 +53,7 @@ private:
   std::map<std::string, std::vector<std::string>> m_changed_paths;      // commit -> paths changed vs its first parent
   std::map<std::string, std::set<std::string>> m_used_sources;          // built commit -> sources its build compiled
   std::map<std::string, std::optional<std::pair<double, int>>> m_noise; // "id:good..bad" -> (sigma, weight)
+  std::map<std::int64_t, storage::DetectionRow> m_rewrite_alerts;       // bisection id -> its detection, once found
 };
 
 } // namespace bisectd::daemon::bisection

@@ -37,20 +37,41 @@ bool Quarantine::on_visit(const std::string& machine, lab::VisitOutcome outcome,
   std::lock_guard lock(m_mutex);
   auto& row = m_states[machine];
   row.name = machine;
+  if (outcome == lab::VisitOutcome::infra) {
+    return count_failure(row, "infra failures in a row, the last: " + message, threshold);
+  }
+  m_timed_out_commit.erase(machine);
+  if (row.consecutive_infra == 0) {
+    return false;
+  }
+  row.consecutive_infra = 0;
+  row.updated_at = 0;
+  store(row);
+  return false;
+}
+
+bool Quarantine::on_timeouts(const std::string& machine, const std::string& commit, const std::string& message,
+                             int threshold) {
+  std::lock_guard lock(m_mutex);
+  auto& row = m_states[machine];
+  row.name = machine;
+  auto& last = m_timed_out_commit[machine];
+  if (last == commit) {
+    return false; // the same commit again: its code may be what hangs
+  }
+  last = commit;
+  return count_failure(row, "failures in a row, the last: every run timed out: " + message, threshold);
+}
+
+// One more failure of the box (`reason` follows the count). True when it put the machine into quarantine.
+bool Quarantine::count_failure(storage::MachineStateRow& row, const std::string& reason, int threshold) {
   bool was = row.quarantined;
-  if (outcome != lab::VisitOutcome::infra) {
-    if (row.consecutive_infra == 0) {
-      return false;
-    }
-    row.consecutive_infra = 0;
-  } else {
-    ++row.consecutive_infra;
-    if (threshold > 0 && row.consecutive_infra >= threshold && !row.quarantined) {
-      row.quarantined = true;
-      row.reason = std::to_string(row.consecutive_infra) + " infra failures in a row, the last: " + message;
-      spdlog::error("machine {} quarantined: {}; `bisectctl machine release {}` returns it", machine, row.reason,
-                    machine);
-    }
+  ++row.consecutive_infra;
+  if (threshold > 0 && row.consecutive_infra >= threshold && !row.quarantined) {
+    row.quarantined = true;
+    row.reason = std::to_string(row.consecutive_infra) + " " + reason;
+    spdlog::error("machine {} quarantined: {}; `bisectctl machine release {}` returns it", row.name, row.reason,
+                  row.name);
   }
   row.updated_at = 0;
   store(row);

@@ -41,6 +41,18 @@ std::vector<storage::SampleRow> to_samples(const storage::RequestRow& request, c
   return samples;
 }
 
+// What the visit says about its machine: its outcome, or (every run timed out) a box that may hang.
+void count_on_machine(Quarantine& quarantine, const lab::Machine& machine, const std::string& commit,
+                      const lab::VisitResult& visit) {
+  bool all_timed_out = visit.outcome == lab::VisitOutcome::ok && !visit.runs.empty() &&
+                       std::ranges::all_of(visit.runs, [](const lab::RunResult& run) { return run.timed_out; });
+  if (all_timed_out) {
+    quarantine.on_timeouts(machine.spec().name, commit, visit.runs.front().error, machine.quarantine_after());
+  } else {
+    quarantine.on_visit(machine.spec().name, visit.outcome, visit.message, machine.quarantine_after());
+  }
+}
+
 } // namespace
 
 // Bounded by store_retry_wait's budget; a daemon stop ends it at once (the restart requeues the request).
@@ -182,6 +194,10 @@ RequestOutcome VisitRunner::store_samples(const Job& job, const storage::Request
   if (auto stored = m_queue.finish_request(request.id, samples); !stored) {
     return fail(request, stored.error(), FailureKind::passing);
   }
+  if (auto forgotten = m_samples.forget_single_failures(flag_key(job, request.commit, request.variant)); !forgotten) {
+    spdlog::warn("request {}: an earlier single failure of {} stays counted: {}", request.id,
+                 base::short_sha(request.commit), forgotten.error().message);
+  }
   spdlog::info("request {} done: {} {} x{} on {}", request.id, to_string(request.purpose),
                base::short_sha(request.commit), samples.size(), machine);
   return RequestOutcome::done;
@@ -259,7 +275,7 @@ RequestOutcome VisitRunner::run_unguarded(lab::Machine& machine, const storage::
     return RequestOutcome::requeued;
   }
   if (m_quarantine != nullptr) {
-    m_quarantine->on_visit(machine.spec().name, visit->outcome, visit->message, machine.quarantine_after());
+    count_on_machine(*m_quarantine, machine, request.commit, *visit);
   }
   if (visit->outcome != lab::VisitOutcome::ok) {
     return after_failed_visit(**job, request, *visit);

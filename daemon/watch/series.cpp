@@ -30,6 +30,16 @@ Result<bool> contained(vcs::Repo& repo, const std::string& a, const std::string&
   return repo.is_ancestor(b, d);
 }
 
+// Where (good, bad] starts on bad's history: across a rewrite (good is not an ancestor of bad), at the merge base.
+Result<std::string> start_on_history(vcs::Repo& repo, const std::string& good, const std::string& bad) {
+  BISECTD_TRY_ASSIGN(bool ancestor, repo.is_ancestor(good, bad));
+  if (ancestor) {
+    return good;
+  }
+  auto base = repo.merge_base(good, bad);
+  return base ? *base : good; // no shared history: the range overlaps nothing
+}
+
 struct Range {
   std::string good, bad;
   bool rejected = false;
@@ -59,22 +69,24 @@ Result<std::vector<Range>> known_ranges(storage::DetectionStore& detections, sto
 
 } // namespace
 
-// Keeps the ancestors of `tip` and puts them in ancestry order (insertion sort: the input is nearly sorted,
-// so this costs about one is_ancestor per commit).
-Result<std::vector<std::string>> SeriesReader::order_by_ancestry(const std::string& tree,
+// The ancestors of `tip` and the `branch_heads` it dropped, in the order they were measured; a commit measured
+// after some of its descendants goes before them, so that on one line of history this is ancestry order
+// (insertion sort: the input is nearly sorted, about one is_ancestor per commit).
+Result<std::vector<std::string>> SeriesReader::order_as_measured(const std::string& tree,
                                                                  const std::vector<std::string>& oldest_first,
-                                                                 const std::string& tip) {
+                                                                 const std::string& tip,
+                                                                 const std::set<std::string>& branch_heads) {
   std::vector<std::string> sorted;
   BISECTD_TRY(m_trees.with_repo(tree, [&](vcs::Repo& repo) -> Status {
     for (const auto& commit : oldest_first) {
       BISECTD_TRY_ASSIGN(bool on_branch, repo.is_ancestor(commit, tip));
-      if (!on_branch) {
-        continue; // a head the branch no longer contains (rewound)
+      if (!on_branch && !branch_heads.contains(commit)) {
+        continue; // another branch's head, or a commit measured for a bisection of another history
       }
       auto at = sorted.size();
       while (at > 0) {
-        BISECTD_TRY_ASSIGN(bool before, repo.is_ancestor(sorted[at - 1], commit));
-        if (before) {
+        BISECTD_TRY_ASSIGN(bool after, repo.is_ancestor(commit, sorted[at - 1]));
+        if (!after) {
           break;
         }
         --at;
@@ -88,10 +100,27 @@ Result<std::vector<std::string>> SeriesReader::order_by_ancestry(const std::stri
 
 Result<HeadSeries> SeriesReader::load(const std::string& tree, const Job& job, const std::string& tip,
                                       const std::vector<std::string>& metrics, std::size_t limit) {
+  return read(tree, job, tip, {}, metrics, limit);
+}
+
+Result<HeadSeries> SeriesReader::load_branch(const std::string& tree, const Job& job, const std::string& tip,
+                                             const std::set<std::string>& branch_heads, std::size_t limit) {
+  return read(tree, job, tip, branch_heads, {}, limit);
+}
+
+Result<HeadSeries> SeriesReader::read(const std::string& tree, const Job& job, const std::string& tip,
+                                      const std::set<std::string>& branch_heads,
+                                      const std::vector<std::string>& metrics, std::size_t limit) {
   BISECTD_TRY_ASSIGN(auto newest_first, m_queue.watched_commits(tree, job.name, job.machine_group, limit));
   std::reverse(newest_first.begin(), newest_first.end());
   HeadSeries series;
-  BISECTD_TRY_ASSIGN(series.commits, order_by_ancestry(tree, newest_first, tip));
+  BISECTD_TRY_ASSIGN(series.commits, order_as_measured(tree, newest_first, tip, branch_heads));
+  BISECTD_TRY(add_points(series, tree, job, metrics));
+  return series;
+}
+
+Status SeriesReader::add_points(HeadSeries& series, const std::string& tree, const Job& job,
+                                const std::vector<std::string>& metrics) {
   std::map<std::string, std::size_t> index;
   for (std::size_t i = 0; i < series.commits.size(); ++i) {
     index[series.commits[i]] = i;
@@ -114,7 +143,7 @@ Result<HeadSeries> SeriesReader::load(const std::string& tree, const Job& job, c
     points[at->second].samples.push_back(sample.value);
     points[at->second].origins.push_back(bisect::SampleOrigin{sample.machine, sample.boot_id});
   }
-  return series;
+  return {};
 }
 
 Result<bool> SeriesReader::is_watched(const std::string& tree, const Job& job, const std::string& commit) {
@@ -150,14 +179,17 @@ Result<bool> is_covered(TreeRepos& trees, storage::DetectionStore& detections, s
   BISECTD_TRY_ASSIGN(auto ranges, known_ranges(detections, bisections, tree, branch, job));
   bool covered = false;
   BISECTD_TRY(trees.with_repo(tree, [&](vcs::Repo& repo) -> Status {
+    BISECTD_TRY_ASSIGN(auto good, start_on_history(repo, c.good, c.bad));
     for (const auto& r : ranges) {
       bool hit = false;
       if (r.rejected) {
         // Reruns of a wider range found no threshold-sized shift; a narrower one cannot hold one either.
         // A rejected narrower range proves nothing: a shift built over several pushes is bigger than each.
-        BISECTD_TRY_ASSIGN(hit, contained(repo, c.good, c.bad, r.good, r.bad));
+        // (Across a rewrite it says only that the two heads perform alike: `contained` is then false.)
+        BISECTD_TRY_ASSIGN(hit, contained(repo, good, c.bad, r.good, r.bad));
       } else {
-        BISECTD_TRY_ASSIGN(hit, overlaps(repo, c.good, c.bad, r.good, r.bad));
+        BISECTD_TRY_ASSIGN(auto known_good, start_on_history(repo, r.good, r.bad));
+        BISECTD_TRY_ASSIGN(hit, overlaps(repo, good, c.bad, known_good, r.bad));
       }
       if (hit) {
         covered = true;

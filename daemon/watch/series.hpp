@@ -12,6 +12,7 @@
 #include "storage/sample_store.hpp"
 
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,13 @@ public:
   Result<HeadSeries> load(const std::string& tree, const Job& job, const std::string& tip,
                           const std::vector<std::string>& metrics = {}, std::size_t limit = 200);
 
+  // As load(), for the change-point detector of one branch: its series follows the branch across rewrites.
+  // `branch_heads`, the heads the branch had (its detection rows), stay in the series when the branch no longer
+  // contains them; every commit keeps the order it was measured in, except that one measured after its
+  // descendants (a merge base, a rewound head) goes before them.
+  Result<HeadSeries> load_branch(const std::string& tree, const Job& job, const std::string& tip,
+                                 const std::set<std::string>& branch_heads, std::size_t limit = 200);
+
   // True when a watch request of (tree, job, job.machine_group) measured `commit` (it is then in the series).
   Result<bool> is_watched(const std::string& tree, const Job& job, const std::string& commit);
 
@@ -41,8 +49,14 @@ public:
   [[nodiscard]] TreeRepos& repos() const { return m_trees; }
 
 private:
-  Result<std::vector<std::string>>
-  order_by_ancestry(const std::string& tree, const std::vector<std::string>& oldest_first, const std::string& tip);
+  Result<std::vector<std::string>> order_as_measured(const std::string& tree,
+                                                     const std::vector<std::string>& oldest_first,
+                                                     const std::string& tip, const std::set<std::string>& branch_heads);
+  Result<HeadSeries> read(const std::string& tree, const Job& job, const std::string& tip,
+                          const std::set<std::string>& branch_heads, const std::vector<std::string>& metrics,
+                          std::size_t limit);
+  Status add_points(HeadSeries& series, const std::string& tree, const Job& job,
+                    const std::vector<std::string>& metrics);
 
   TreeRepos& m_trees;
   storage::QueueStore& m_queue;
@@ -61,7 +75,8 @@ struct Candidate {
 std::vector<Candidate> find_candidates(const HeadSeries& series, const Job& job);
 
 // True when `candidate` needs no confirmation: its range overlaps a detection being confirmed or confirmed,
-// or a bisection, of the same tree/branch/job; or it lies inside a range whose confirmation failed.
+// or a bisection, of the same tree/branch/job; or it lies inside a range whose confirmation failed. A range
+// across a rewrite (good not an ancestor of bad) counts as the new history's part: from the merge base.
 Result<bool> is_covered(TreeRepos& trees, storage::DetectionStore& detections, storage::BisectionStore& bisections,
                         const std::string& tree, const std::string& branch, const Job& job, const Candidate& candidate);
 

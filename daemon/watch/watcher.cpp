@@ -292,14 +292,36 @@ Status Watcher::compare_heads(const storage::TreeRow& tree, const std::string& b
   return m_stores.trees.set_head_tested(tree.name, branch, head.seen);
 }
 
+// The heads the branch had, whether or not a rewrite dropped them since: its detection rows' new heads.
+Result<std::set<std::string>> Watcher::branch_heads(const std::string& tree, const std::string& branch,
+                                                    const std::string& job) {
+  BISECTD_TRY_ASSIGN(auto rows, m_stores.detections.detections(tree));
+  std::set<std::string> heads;
+  for (const auto& d : rows) {
+    if (d.branch == branch && d.job == job) {
+      heads.insert(d.bad);
+    }
+  }
+  return heads;
+}
+
 Status Watcher::check_series(const storage::TreeRow& tree, const std::string& branch, const Job& job,
                              const std::string& tip) {
   auto key = tree.name + "\n" + branch;
   if (m_series_checked[key] == tip) {
     return {};
   }
-  BISECTD_TRY_ASSIGN(auto series, m_series.load(tree.name, job, tip));
+  BISECTD_TRY_ASSIGN(auto heads, branch_heads(tree.name, branch, job.name));
+  BISECTD_TRY_ASSIGN(auto series, m_series.load_branch(tree.name, job, tip, heads));
   for (const auto& c : find_candidates(series, job)) {
+    bool on_branch = false;
+    BISECTD_TRY(m_repos.with_repo(tree.name, [&](vcs::Repo& repo) -> Status {
+      BISECTD_TRY_ASSIGN(on_branch, repo.is_ancestor(c.bad, tip));
+      return {};
+    }));
+    if (!on_branch) {
+      continue; // a shift within history a rewrite dropped: not the branch's any more
+    }
     BISECTD_TRY_ASSIGN(bool covered,
                        is_covered(m_repos, m_stores.detections, m_stores.bisections, tree.name, branch, job, c));
     BISECTD_TRY_ASSIGN(auto existing, m_stores.detections.detection(tree.name, job.name, c.good, c.bad));

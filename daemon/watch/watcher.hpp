@@ -15,6 +15,7 @@
 
 #include <chrono>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,8 @@ private:
                        const storage::HeadRow& head);
   // Runs the change-point detector once per new baseline; queues a confirmation for the newest new shift.
   Status check_series(const storage::TreeRow& tree, const std::string& branch, const Job& job, const std::string& tip);
+  Result<std::set<std::string>> branch_heads(const std::string& tree, const std::string& branch,
+                                             const std::string& job);
   Status enqueue_watch(const storage::TreeRow& tree, const Job& job, const std::string& commit);
 
   WatchStores m_stores;

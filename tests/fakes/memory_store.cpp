@@ -204,11 +204,11 @@ Result<std::optional<RequestRow>> MemoryStore::claim_request(const std::string& 
   std::lock_guard lock(m_mutex);
   RequestRow* best = nullptr;
   for (auto& r : m_requests) {
-    bool claimable = r.state == RequestState::queued && r.machine_group == group &&
-                     (r.pin_machine.empty() || r.pin_machine == machine) &&
-                     (r.retry_at <= base::unix_now() ||
-                      (!m_retry_elsewhere[r.id].empty() && m_retry_elsewhere[r.id] != machine)) &&
-                     (r.lab_handle.empty() || r.machine == machine) && !m_removed.contains(r.tree);
+    bool claimable =
+      r.state == RequestState::queued && r.machine_group == group &&
+      (r.pin_machine.empty() || r.pin_machine == machine) &&
+      (r.retry_at <= base::unix_now() || (!m_retry_elsewhere[r.id].empty() && m_retry_elsewhere[r.id] != machine)) &&
+      (r.lab_handle.empty() || r.machine == machine) && !m_removed.contains(r.tree);
     auto rank = [](const RequestRow& row) { return std::pair{row.lab_handle.empty(), row.attempts}; };
     if (claimable && (best == nullptr || rank(r) < rank(*best))) {
       best = &r;
@@ -529,6 +529,14 @@ Result<std::vector<storage::FlagRow>> MemoryStore::commit_flags(const std::strin
   std::copy_if(m_flags.begin(), m_flags.end(), std::back_inserter(out),
                [&](const auto& f) { return f.key.commit.starts_with(prefix); });
   return out;
+}
+
+Status MemoryStore::forget_single_failures(const storage::FlagKey& key) {
+  std::lock_guard lock(m_mutex);
+  std::erase_if(m_flags, [&](const auto& f) {
+    return same_key(f.key, key) && f.flag != CommitFlag::infra && f.count < CommitFlags::k_failures_to_skip;
+  });
+  return {};
 }
 
 Result<std::int64_t> MemoryStore::clear_flags(const std::string& job, const std::string& commit) {

@@ -83,6 +83,7 @@ public:
                                 const std::string& message) override;
   Result<storage::CommitFlags> flags(const storage::FlagKey& key) override;
   Result<std::vector<storage::FlagRow>> commit_flags(const std::string& prefix) override;
+  Status forget_single_failures(const storage::FlagKey& key) override;
   Result<std::int64_t> clear_flags(const std::string& job, const std::string& commit) override;
   Status record_build(const storage::BuildRecord& build) override;
   Result<std::optional<storage::BuildRecord>> last_build(const std::string& job, const std::string& commit,

@@ -1,6 +1,6 @@
 // BCB steps: endpoints first, K distinct picks in synchronous rounds, skipped commits never picked and the set
 // answer, the stop rule with verification pairs, and a seeded simulation that finds the culprit.
-#include "bisect/engine.hpp"
+#include "engine_world.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -10,51 +10,19 @@
 #include <set>
 
 using namespace bisectd::bisect;
+namespace engine = bisectd::bisect::engine_test;
 
 namespace {
 
-Problem chain_of(std::size_t n) {
-  Problem p;
-  for (std::size_t i = 0; i < n; ++i) {
-    p.chain.push_back({"c" + std::to_string(i), 1.0, false, std::nullopt});
-  }
-  p.settings.noise = 0.03;
-  p.settings.verification_pairs = 0;
-  return p;
-}
-
-// Deterministic gaussian noise (splitmix + Box-Muller) so the tests never flake.
-double noise(std::uint64_t k) {
-  auto mix = [](std::uint64_t x) {
-    x += 0x9e3779b97f4a7c15ULL;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-    return x ^ (x >> 31);
-  };
-  double u1 = (static_cast<double>(mix(k) >> 11) + 0.5) / 9007199254740992.0;
-  double u2 = (static_cast<double>(mix(k + 7777) >> 11) + 0.5) / 9007199254740992.0;
-  return std::sqrt(-2 * std::log(u1)) * std::cos(2 * M_PI * u2);
-}
-
 // Runs the engine against a world with a 6.5 % drop at `culprit` and 3 % noise; returns the final step.
 Step simulate(Problem& p, std::size_t culprit, std::uint64_t seed, int max_steps = 300) {
-  std::int64_t seq = 0;
-  for (int i = 0; i < max_steps; ++i) {
-    auto step = next_step(p);
-    if (step.verdict != Verdict::need_runs) {
-      return step;
-    }
-    REQUIRE_FALSE(step.picks.empty());
-    for (const auto& pick : step.picks) {
-      for (int r = 0; r < pick.runs; ++r, ++seq) {
-        double shift = pick.commit >= culprit ? -0.065 : 0.0;
-        double v = 1000 * std::exp(shift + 0.03 * noise(seed * 100003 + static_cast<std::uint64_t>(seq)));
-        p.samples.push_back({pick.commit, v, "boot" + std::to_string(seq), seq, pick.verification});
-      }
-    }
-  }
-  FAIL("no verdict within the step limit");
-  return {};
+  return engine::drive(
+    p,
+    [&](std::size_t commit, std::int64_t seq) {
+      double shift = commit >= culprit ? -0.065 : 0.0;
+      return 1000 * std::exp(shift + 0.03 * engine::gaussian(seed * 100003 + static_cast<std::uint64_t>(seq)));
+    },
+    max_steps);
 }
 
 // One run per boot at each of `commits` (indices): 1000 at the good end (index 0), 935 (-6.5 %) elsewhere.
@@ -69,7 +37,7 @@ void add_endpoint_runs(Problem& p, std::initializer_list<std::size_t> commits) {
 } // namespace
 
 TEST_CASE("bisect::bcb measures both endpoints first", "[bisect][bcb]") {
-  auto p = chain_of(50);
+  auto p = engine::chain_of(50);
   p.settings.idle_machines = 4;
   auto step = next_step(p);
   REQUIRE(step.verdict == Verdict::need_runs);
@@ -79,7 +47,7 @@ TEST_CASE("bisect::bcb measures both endpoints first", "[bisect][bcb]") {
 }
 
 TEST_CASE("bisect::bcb K picks are distinct and nothing new is handed out while a round runs", "[bisect][bcb]") {
-  auto p = chain_of(200);
+  auto p = engine::chain_of(200);
   add_endpoint_runs(p, {0u, 0u, 199u, 199u});
   p.settings.idle_machines = 4;
   auto step = next_step(p);
@@ -103,7 +71,7 @@ TEST_CASE("bisect::bcb K picks are distinct and nothing new is handed out while 
 }
 
 TEST_CASE("bisect::bcb with K machines gives every pick a visit's worth of runs", "[bisect][bcb]") {
-  auto p = chain_of(1000);
+  auto p = engine::chain_of(1000);
   add_endpoint_runs(p, {0u, 0u, 0u, 999u, 999u, 999u});
   p.settings.runs_per_visit = 3;
   p.settings.idle_machines = 4;
@@ -119,7 +87,7 @@ TEST_CASE("bisect::bcb with K machines gives every pick a visit's worth of runs"
 }
 
 TEST_CASE("bisect::bcb never picks skipped commits and answers a set", "[bisect][bcb]") {
-  auto p = chain_of(12);
+  auto p = engine::chain_of(12);
   for (std::size_t i : {5u, 6u, 7u}) {
     p.chain[i].skipped = true;
   }
@@ -136,7 +104,7 @@ TEST_CASE("bisect::bcb never picks skipped commits and answers a set", "[bisect]
 }
 
 TEST_CASE("bisect::bcb stops at 1 - delta and verifies with interleaved pairs", "[bisect][bcb]") {
-  auto p = chain_of(40);
+  auto p = engine::chain_of(40);
   auto plain = simulate(p, 23, 5);
   REQUIRE(plain.verdict == Verdict::found);
   CHECK(plain.culprit == std::optional<std::size_t>{23});
@@ -146,7 +114,7 @@ TEST_CASE("bisect::bcb stops at 1 - delta and verifies with interleaved pairs", 
   CHECK(plain.shift_low < plain.shift);
   CHECK(plain.shift < plain.shift_high);
 
-  auto q = chain_of(40);
+  auto q = engine::chain_of(40);
   q.settings.verification_pairs = 4;
   auto verified = simulate(q, 23, 5);
   REQUIRE(verified.verdict == Verdict::found);
@@ -165,7 +133,7 @@ TEST_CASE("bisect::bcb stops at 1 - delta and verifies with interleaved pairs", 
 }
 
 TEST_CASE("bisect::bcb budget exhaustion reports the credible set", "[bisect][bcb]") {
-  auto p = chain_of(300);
+  auto p = engine::chain_of(300);
   p.settings.max_runs = 6;
   auto step = simulate(p, 150, 3);
   CHECK(step.verdict == Verdict::budget_exhausted);
@@ -176,7 +144,7 @@ TEST_CASE("bisect::bcb budget exhaustion reports the credible set", "[bisect][bc
 TEST_CASE("bisect::bcb seeded simulations find the culprit", "[bisect][bcb]") {
   int correct = 0;
   for (std::uint64_t seed = 1; seed <= 10; ++seed) {
-    auto p = chain_of(101);
+    auto p = engine::chain_of(101);
     std::size_t culprit = 1 + (seed * 37) % 100;
     auto step = simulate(p, culprit, seed);
     correct += step.verdict == Verdict::found && step.culprit == culprit ? 1 : 0;
@@ -186,7 +154,7 @@ TEST_CASE("bisect::bcb seeded simulations find the culprit", "[bisect][bcb]") {
 }
 
 TEST_CASE("bisect::bcb irrelevant commits are never run", "[bisect][bcb]") {
-  auto p = chain_of(60);
+  auto p = engine::chain_of(60);
   for (std::size_t i = 1; i < 59; ++i) {
     p.chain[i].prior = i % 3 == 0 ? 1.0 : 0.0;
   }
@@ -201,7 +169,7 @@ TEST_CASE("bisect::bcb irrelevant commits are never run", "[bisect][bcb]") {
 TEST_CASE("bisect::bcb works without a noise prior from history", "[bisect][bcb]") {
   int correct = 0;
   for (std::uint64_t seed = 21; seed <= 25; ++seed) {
-    auto p = chain_of(31);
+    auto p = engine::chain_of(31);
     p.settings.noise.reset();
     std::size_t culprit = 1 + (seed * 13) % 30;
     auto step = simulate(p, culprit, seed);
@@ -211,7 +179,7 @@ TEST_CASE("bisect::bcb works without a noise prior from history", "[bisect][bcb]
 }
 
 TEST_CASE("bisect::bcb asks a lone machine for one run at a time", "[bisect][bcb]") {
-  auto p = chain_of(200);
+  auto p = engine::chain_of(200);
   add_endpoint_runs(p, {0u, 0u, 199u, 199u});
   p.settings.cost = {600, 180, 300}; // a build is expensive: several runs per new build would pay up front
   p.settings.runs_per_visit = 3;
@@ -223,7 +191,8 @@ TEST_CASE("bisect::bcb asks a lone machine for one run at a time", "[bisect][bcb
     REQUIRE(step.picks.size() == 1);
     CHECK(step.picks[0].runs == 1); // the kernel stays installed: the next run is decided after this one
     std::size_t c = step.picks[0].commit;
-    double v = 1000 * std::exp((c >= 120 ? -0.065 : 0.0) + 0.03 * noise(static_cast<std::uint64_t>(seq) + 4242));
+    double v =
+      1000 * std::exp((c >= 120 ? -0.065 : 0.0) + 0.03 * engine::gaussian(static_cast<std::uint64_t>(seq) + 4242));
     p.samples.push_back({c, v, "b" + std::to_string(seq), seq, false});
     ++seq;
   }
@@ -232,7 +201,7 @@ TEST_CASE("bisect::bcb asks a lone machine for one run at a time", "[bisect][bcb
 TEST_CASE("bisect::bcb charges a new build's time only when nothing prebuilds it", "[bisect][bcb]") {
   // One good run at commit 60, still installed; the posterior's middle lies near 130, not built. A rerun at 60
   // costs run_s; the middle costs a boot and a run, plus a (huge) build unless a build slot prebuilds it.
-  auto p = chain_of(200);
+  auto p = engine::chain_of(200);
   add_endpoint_runs(p, {0u, 0u, 199u, 199u});
   p.samples.push_back({60, 1000.0, "b60", 10, false});
   p.settings.installed = {60};
@@ -251,7 +220,7 @@ TEST_CASE("bisect::bcb charges a new build's time only when nothing prebuilds it
 TEST_CASE("bisect::bcb replicates a single run at the boundary before naming the culprit", "[bisect][bcb]") {
   // A 20 % drop at commit 5, every other commit measured twice, 4 and 5 once: the posterior is sure, but one
   // outlier run could have placed the step there, so each side of the boundary gets a second run first.
-  auto p = chain_of(10);
+  auto p = engine::chain_of(10);
   std::int64_t seq = 0;
   auto add = [&](std::size_t c, double v) {
     p.samples.push_back({c, v, "b" + std::to_string(seq), seq, false});
@@ -280,7 +249,7 @@ TEST_CASE("bisect::bcb replicates a single run at the boundary before naming the
 }
 
 TEST_CASE("bisect::bcb wants the boundary pair on two boots: runs of one boot share its offset", "[bisect][bcb]") {
-  auto p = chain_of(10);
+  auto p = engine::chain_of(10);
   std::int64_t seq = 0;
   auto add = [&](std::size_t c, double v, const std::string& boot) { p.samples.push_back({c, v, boot, seq++, false}); };
   for (std::size_t c : {0u, 1u, 2u, 3u, 6u, 7u, 8u, 9u}) {
@@ -307,7 +276,7 @@ TEST_CASE("bisect::bcb counts a run in flight on an identical build as in flight
   // Commits 0..4 build identically (4 shares 0's samples), as do 5..9: the boundary is 4|5 and verification runs
   // go to the builds' first commits. A verification run queued on commit 4 before its build was known to equal
   // 0's is still in flight once it is: picking 0 again meanwhile would measure the parent twice.
-  auto p = chain_of(10);
+  auto p = engine::chain_of(10);
   p.settings.verification_pairs = 3;
   for (std::size_t c = 1; c < 10; ++c) {
     p.chain[c].same_as = c < 5 ? 0u : 5u;
@@ -342,25 +311,12 @@ TEST_CASE("bisect::bcb names the culprit of a deterministic benchmark", "[bisect
   // A benchmark without noise (every run of a build reads the same): no spread to estimate, the step is plain.
   for (bool prior : {true, false}) {
     for (int pairs : {0, 5}) {
-      auto p = chain_of(40);
+      auto p = engine::chain_of(40);
       if (!prior) {
         p.settings.noise.reset();
       }
       p.settings.verification_pairs = pairs;
-      Step step;
-      std::int64_t seq = 0;
-      for (int i = 0; i < 300; ++i) {
-        step = next_step(p);
-        if (step.verdict != Verdict::need_runs) {
-          break;
-        }
-        for (const auto& pick : step.picks) {
-          for (int r = 0; r < pick.runs; ++r, ++seq) {
-            p.samples.push_back(
-              {pick.commit, pick.commit >= 17 ? 900.0 : 1000.0, "boot" + std::to_string(seq), seq, pick.verification});
-          }
-        }
-      }
+      auto step = engine::drive(p, [](std::size_t commit, std::int64_t) { return commit >= 17 ? 900.0 : 1000.0; });
       INFO("noise prior " << prior << ", verification pairs " << pairs);
       for (const auto& line : step.trace) {
         INFO(line);

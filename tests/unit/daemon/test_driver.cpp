@@ -345,3 +345,39 @@ TEST_CASE("driver: a merge that regresses where its branch alone does not is nam
   auto requests = branch_phase_requests(w, id, h.branch);
   CHECK(std::any_of(requests.begin(), requests.end(), [&](const auto& r) { return r.commit == h.branch.back(); }));
 }
+
+TEST_CASE("priors: a bisection of a rewritten branch gets the shift its detection confirmed", "[daemon][bisection]") {
+  DriverWorld w;
+  auto line = w.repo.line("c", 4);
+  auto old_head = w.repo.line("o", 1, line[1])[0]; // the head before the rewrite
+  storage::BisectionRow b;
+  b.id = 7;
+  b.tree = "demo";
+  b.job = "bench";
+  b.metric = "ops";
+  b.good = line[1]; // the merge base: not one of the detection's two heads
+  b.bad = line[3];
+  b.origin = storage::Origin::detect;
+  storage::DetectionRow d;
+  d.tree = "demo";
+  d.branch = "master";
+  d.job = "bench";
+  d.metric = "ops";
+  d.good = old_head;
+  d.bad = line[3];
+  d.state = storage::DetectionState::confirmed;
+  d.change = -0.2;
+  d.rewritten = true;
+  d.base = line[1];
+  d.bisection_id = 8; // another bisection's
+  d.id = w.store.add_detection(d).value();
+
+  bisect::Settings settings;
+  w.priors.apply_history(b, bench_job(), settings);
+  CHECK_FALSE(settings.expected_shift);
+  d.bisection_id = 7;
+  REQUIRE(w.store.update_detection(d));
+  w.priors.apply_history(b, bench_job(), settings);
+  REQUIRE(settings.expected_shift);
+  CHECK(*settings.expected_shift == Approx(-0.2));
+}

@@ -169,6 +169,21 @@ TEST_CASE("flaky runs: a benchmark that fails once and then works is measured, n
   CHECK(machine.visits == 2);
 }
 
+TEST_CASE("flaky runs: a success forgets an earlier single failure; one much later does not add up with it",
+          "[daemon][run]") {
+  FlakyFixture fx;
+  ScriptedMachine machine({Visit::benchmark_failed, Visit::ok, Visit::benchmark_failed});
+  auto first = fx.enqueue(fx.line[1]);
+  CHECK(fx.run_once(fx.runner, machine, first) == RequestOutcome::requeued);
+  CHECK(fx.flags(fx.line[1]).unrunnable == 1);
+  CHECK(fx.run_once(fx.runner, machine, first) == RequestOutcome::done);
+  CHECK(fx.flags(fx.line[1]).unrunnable == 0);
+  auto later = fx.enqueue(fx.line[1]); // weeks later, another bisection: one failure again
+  CHECK(fx.run_once(fx.runner, machine, later) == RequestOutcome::requeued);
+  CHECK(fx.flags(fx.line[1]).unrunnable == 1);
+  CHECK_FALSE(fx.flags(fx.line[1]).is_skipped());
+}
+
 TEST_CASE("flaky runs: a kernel that fails to boot once is booted again soon", "[daemon][run]") {
   FlakyFixture fx;
   ScriptedMachine machine({Visit::boot_failed});
@@ -179,8 +194,7 @@ TEST_CASE("flaky runs: a kernel that fails to boot once is booted again soon", "
   CHECK_FALSE(fx.flags(fx.line[1]).is_skipped());
 }
 
-TEST_CASE("flaky runs: a build that failed once is built again; the second failure skips the commit",
-          "[daemon][run]") {
+TEST_CASE("flaky runs: a build that failed once is built again; the second failure skips the commit", "[daemon][run]") {
   FlakyFixture fx;
   FailingBuilder failing(fx.build_store);
   daemon::run::Builds builds{fx.trees, fx.build_store, fx.store, fx.costs, {failing, failing}};

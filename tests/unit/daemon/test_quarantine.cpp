@@ -43,11 +43,22 @@ public:
   Result<lab::VisitResult> visit(const lab::VisitRequest&) override {
     ++visits;
     lab::VisitResult result;
+    if (hangs) { // boots, then every run times out
+      for (int i = 0; i < 2; ++i) {
+        lab::RunResult run;
+        run.index = i;
+        run.timed_out = true;
+        run.error = "timed out after 60s";
+        result.runs.push_back(run);
+      }
+      return result;
+    }
     result.outcome = lab::VisitOutcome::infra;
     result.message = "ssh " + m_spec.name + ": unreachable: Connection refused";
     return result;
   }
   int visits = 0;
+  bool hangs = false;
   [[nodiscard]] int quarantine_after() const override { return 2; }
 
 private:
@@ -143,4 +154,56 @@ TEST_CASE("quarantine: the visit runner counts each visit's outcome on its machi
   CHECK(box.visits == 2);
   CHECK(q.quarantined("m0"));
   CHECK(q.reason("m0") == "2 infra failures in a row, the last: ssh m0: unreachable: Connection refused");
+}
+
+TEST_CASE("quarantine: a box whose runs time out on one commit after another is quarantined; one hanging commit "
+          "is not",
+          "[daemon][quarantine]") {
+  RecordingStore store;
+  run::Quarantine q(&store);
+  for (int i = 0; i < 5; ++i) {
+    CHECK_FALSE(q.on_timeouts("box-1", "c1", "timed out after 60s", 3)); // the commit's code may hang
+  }
+  CHECK_FALSE(q.on_visit("box-1", lab::VisitOutcome::ok, "", 3));
+  CHECK_FALSE(q.on_timeouts("box-1", "c1", "timed out after 60s", 3));
+  CHECK_FALSE(q.on_timeouts("box-1", "c2", "timed out after 60s", 3));
+  CHECK_FALSE(q.on_timeouts("box-1", "c2", "timed out after 60s", 3));
+  CHECK(q.on_timeouts("box-1", "c3", "timed out after 60s", 3));
+  CHECK(q.reason("box-1") == "3 failures in a row, the last: every run timed out: timed out after 60s");
+  CHECK(store.rows.at("box-1").quarantined);
+}
+
+TEST_CASE("quarantine: the visit runner counts a visit whose every run timed out against its machine",
+          "[daemon][quarantine]") {
+  test::TempDir tmp;
+  test::MemoryStore store;
+  test::FakeTrees trees{tmp.path()};
+  auto line = trees.repo("demo").line("c", 3);
+  test::FakeJobs jobs{test::bench_job()};
+  kbuild::BuildStore build_store{tmp.path() / "builds"};
+  test::FakeBuilder builder;
+  run::CostHistory costs;
+  run::Builds builds{trees, build_store, store, costs, {builder, builder}};
+  std::atomic<bool> stopping{false};
+  run::VisitRunner runner{store, store, jobs, builds, costs, tmp.path(), stopping, nullptr};
+  run::Quarantine q(nullptr);
+  runner.set_quarantine(&q);
+  storage::TreeRow tree;
+  tree.name = "demo";
+  REQUIRE(store.add_tree(tree, storage::JobRow{"bench", "bench.yaml", "", 0}));
+  NamedMachine box("m0", "local"); // quarantine_after() == 2
+  box.hangs = true;
+  auto visit = [&](const std::string& commit) {
+    auto request = daemon::make_request(*jobs.get("bench").value(), "demo", commit, storage::Purpose::bisect, 3);
+    store.enqueue(request).value();
+    auto claimed = store.claim_request("local", "m0").value();
+    REQUIRE(claimed);
+    runner.run(box, *claimed);
+  };
+  visit(line[1]);
+  CHECK_FALSE(q.quarantined("m0"));
+  visit(line[2]);
+  CHECK(box.visits == 2);
+  CHECK(q.quarantined("m0"));
+  CHECK(q.reason("m0") == "2 failures in a row, the last: every run timed out: timed out after 60s");
 }

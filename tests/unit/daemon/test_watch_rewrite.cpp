@@ -3,12 +3,11 @@
 // newest measured ancestor, or said to have come with the commits the rewrite dropped. And every decision of the
 // watcher is a detection row: baseline, below threshold, failed (with the request), rewritten history. A branch
 // deleted upstream stops its watch until it is back. On an in-memory store and history.
-#include "daemon/watch/watcher.hpp"
-#include "fakes/daemon_fakes.hpp"
-#include "fakes/fake_repo.hpp"
-#include "support/temp_dir.hpp"
+#include "watch_world.hpp"
 
 #include <catch2/catch.hpp>
+
+#include <set>
 
 using namespace bisectd;
 using namespace bisectd::test;
@@ -27,63 +26,12 @@ public:
   int calls = 0;
 };
 
-template <class Starter> struct RewriteWorld {
-  TempDir tmp;
-  MemoryStore store;
-  FakeTrees trees{tmp.path()};
-  FakeRepo& repo = trees.repo("demo");
-  std::vector<std::string> old_line = repo.line("c", 6); // c0..c5: the history before the rewrite
-  FakeJobs jobs{bench_job()};
-  FakeLab lab{{{"m0", "local", "local", "", false, "", false, "", 1}}};
-  Starter starter;
-  daemon::watch::WatchStores stores{store, store, store, store, store};
-  daemon::watch::SeriesReader series{trees, store, store};
-  daemon::watch::Confirmation confirmation{stores, series, jobs, lab, starter, 5};
-  daemon::watch::Watcher watcher{stores, trees, series, jobs, confirmation, std::chrono::seconds(60)};
-  std::map<std::string, double> level; // commit -> ops level of the simulated lab
-  SimulatedLab sim{store, [this](const std::string& c) { return level.contains(c) ? level[c] : 100.0; }, 0.01};
-
-  RewriteWorld() {
-    storage::TreeRow tree;
-    tree.name = "demo";
-    tree.branches = {"master"};
-    tree.job = "bench";
-    REQUIRE(store.add_tree(tree, storage::JobRow{"bench", "bench.yaml", "name: bench", 0}));
-  }
-
-  void push(const std::string& sha) { watcher.on_heads(*store.tree("demo").value(), {{"master", sha}}); }
-
-  // Advances the watcher and runs what it queued, until nothing new is queued (bounded).
-  void settle() {
-    for (int i = 0; i < 30; ++i) {
-      watcher.advance();
-      if (sim.run_queued("local") == 0) {
-        watcher.advance();
-        return;
-      }
-    }
-    FAIL("the watcher kept queueing work");
-  }
-
-  std::vector<std::string> watched() {
-    std::vector<std::string> out;
-    for (const auto& r : store.all_requests()) {
-      if (r.purpose == Purpose::watch) {
-        out.push_back(r.commit);
-      }
-    }
-    return out;
-  }
-
-  std::string tested() { return store.head("demo", "master").value()->tested; }
-};
-
 } // namespace
 
 TEST_CASE("rewrite: a slowdown on the new history is bisected from the merge base, measured first",
           "[daemon][watch][rewrite]") {
-  RewriteWorld<FakeStarter> w;
-  const auto& c = w.old_line;
+  WatchWorld<> w;
+  const auto& c = w.shas;
   w.push(c[3]);
   w.settle();
   // Rebased onto c1: c2 and c3 again under new ids, then a commit that is 20 % slower.
@@ -118,10 +66,49 @@ TEST_CASE("rewrite: a slowdown on the new history is bisected from the merge bas
   CHECK(w.starter.started.size() == 1);
 }
 
+TEST_CASE("rewrite: the detector's series keeps the heads the rewrite dropped, in the order they were measured",
+          "[daemon][watch][rewrite]") {
+  WatchWorld<> w;
+  const auto& c = w.shas;
+  auto old_heads = w.repo.line("o", 9, c[1]); // nine heads measured before the rewrite (the detector needs 8)
+  for (const auto& head : old_heads) {
+    w.push(head);
+    w.settle();
+  }
+  auto r = w.repo.line("r", 9, c[1]); // rebased onto c1, 20 % slower from its first commit on
+  for (const auto& head : r) {
+    w.level[head] = 80.0;
+    w.push(head);
+    w.settle();
+  }
+  REQUIRE(w.starter.started.size() == 1); // the first new head's comparison; the series' step is that one
+  CHECK(w.starter.started[0].good == c[1]);
+  CHECK(w.starter.started[0].bad == r[0]);
+
+  auto job = bench_job();
+  std::set<std::string> heads(old_heads.begin(), old_heads.end());
+  heads.insert(r.begin(), r.end());
+  auto series = w.series.load_branch("demo", job, r.back(), heads).value();
+  std::vector<std::string> expected{c[1]}; // the merge base, measured after the old heads: before them
+  expected.insert(expected.end(), old_heads.begin(), old_heads.end());
+  expected.insert(expected.end(), r.begin(), r.end());
+  CHECK(series.commits == expected);
+  CHECK(w.series.load("demo", job, r.back()).value().commits.size() == 1 + r.size()); // ancestors only
+
+  // A range across the rewrite counts from the merge base: inside the bisected (c1, r0], or not.
+  auto covered = [&](const std::string& good, const std::string& bad) {
+    daemon::watch::Candidate candidate{"ops", good, bad, good, bad, {}};
+    return daemon::watch::is_covered(w.trees, w.store, w.store, "demo", "master", job, candidate).value();
+  };
+  CHECK(covered(old_heads[5], r[3]));
+  CHECK(covered(old_heads[8], r[0]));
+  CHECK_FALSE(covered(r[4], r[8]));
+}
+
 TEST_CASE("rewrite: a newer measured ancestor of the new head is the base, without measuring the merge base",
           "[daemon][watch][rewrite]") {
-  RewriteWorld<FakeStarter> w;
-  const auto& c = w.old_line;
+  WatchWorld<> w;
+  const auto& c = w.shas;
   w.push(c[1]);
   w.settle();
   w.push(c[3]);
@@ -139,8 +126,8 @@ TEST_CASE("rewrite: a newer measured ancestor of the new head is the base, witho
 }
 
 TEST_CASE("rewrite: a shift that came with dropped commits is said so, not bisected", "[daemon][watch][rewrite]") {
-  RewriteWorld<FakeStarter> w;
-  const auto& c = w.old_line;
+  WatchWorld<> w;
+  const auto& c = w.shas;
   for (std::size_t i = 2; i < c.size(); ++i) {
     w.level[c[i]] = 80.0; // c2 made it slower
   }
@@ -161,8 +148,8 @@ TEST_CASE("rewrite: a shift that came with dropped commits is said so, not bisec
 
 TEST_CASE("rewrite: a branch pushed back to an older commit is compared once, with no error loop",
           "[daemon][watch][rewrite]") {
-  RewriteWorld<RefusingStarter> w;
-  const auto& c = w.old_line;
+  WatchWorld<RefusingStarter> w;
+  const auto& c = w.shas;
   w.level[c[4]] = w.level[c[5]] = 80.0;
   w.push(c[5]);
   w.settle();
@@ -181,8 +168,8 @@ TEST_CASE("rewrite: a branch pushed back to an older commit is compared once, wi
 }
 
 TEST_CASE("watch: a bisection that cannot be opened fails its detection once", "[daemon][watch][rewrite]") {
-  RewriteWorld<RefusingStarter> w;
-  const auto& c = w.old_line;
+  WatchWorld<RefusingStarter> w;
+  const auto& c = w.shas;
   w.push(c[0]);
   w.settle();
   w.level[c[5]] = 80.0;
@@ -201,8 +188,8 @@ TEST_CASE("watch: a bisection that cannot be opened fails its detection once", "
 
 TEST_CASE("watch: every measured head is a detection row: baseline, below threshold, failed with its request",
           "[daemon][watch][rewrite]") {
-  RewriteWorld<FakeStarter> w;
-  const auto& c = w.old_line;
+  WatchWorld<> w;
+  const auto& c = w.shas;
   w.push(c[0]);
   w.settle();
   w.level[c[2]] = 98.0;
@@ -236,8 +223,8 @@ TEST_CASE("watch: every measured head is a detection row: baseline, below thresh
 
 TEST_CASE("watch: a branch deleted upstream stops its watch, the tree stays; it resumes when the branch is back",
           "[daemon][watch][rewrite]") {
-  RewriteWorld<FakeStarter> w;
-  const auto& c = w.old_line;
+  WatchWorld<> w;
+  const auto& c = w.shas;
   w.push(c[0]);
   w.settle();
   auto tree = *w.store.tree("demo").value();
@@ -257,8 +244,8 @@ TEST_CASE("watch: a branch deleted upstream stops its watch, the tree stays; it 
 }
 
 TEST_CASE("watch: a tree removed and added again under its name starts with no baseline", "[daemon][watch][rewrite]") {
-  RewriteWorld<FakeStarter> w;
-  const auto& c = w.old_line;
+  WatchWorld<> w;
+  const auto& c = w.shas;
   w.push(c[5]);
   w.settle();
   REQUIRE(w.store.remove_tree("demo"));
@@ -273,8 +260,8 @@ TEST_CASE("watch: a tree removed and added again under its name starts with no b
 
 TEST_CASE("rewrite: a confirming detection an older bisectd stored (no rewrite flag) is decided on the new history",
           "[daemon][watch][rewrite]") {
-  RewriteWorld<FakeStarter> w;
-  const auto& c = w.old_line;
+  WatchWorld<> w;
+  const auto& c = w.shas;
   w.push(c[3]);
   w.settle();
   auto r = w.repo.line("r", 2, c[1]);
@@ -296,8 +283,8 @@ TEST_CASE("rewrite: a confirming detection an older bisectd stored (no rewrite f
 }
 
 TEST_CASE("watch: a decision stored just before a crash does not hold the branch back", "[daemon][watch][rewrite]") {
-  RewriteWorld<FakeStarter> w;
-  const auto& c = w.old_line;
+  WatchWorld<> w;
+  const auto& c = w.shas;
   storage::DetectionRow baseline; // the baseline row stored, the head's `tested` not yet
   baseline.tree = "demo";
   baseline.branch = "master";

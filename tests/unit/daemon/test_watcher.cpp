@@ -1,8 +1,5 @@
 // The watcher's and the confirmation's decisions, on an in-memory store and history (no SQLite, no git).
-#include "daemon/watch/watcher.hpp"
-#include "fakes/daemon_fakes.hpp"
-#include "fakes/fake_repo.hpp"
-#include "support/temp_dir.hpp"
+#include "watch_world.hpp"
 
 #include <catch2/catch.hpp>
 
@@ -14,62 +11,8 @@ using storage::DetectionState;
 using storage::Purpose;
 using storage::RequestState;
 
-namespace {
-
-struct WatchWorld {
-  TempDir tmp;
-  MemoryStore store;
-  FakeTrees trees{tmp.path()};
-  FakeRepo& repo = trees.repo("demo");
-  std::vector<std::string> shas = repo.line("c", 6);
-  FakeJobs jobs{bench_job()};
-  FakeLab lab{
-    {{"m0", "local", "local", "", false, "", false, "", 1}, {"m1", "local", "local", "", false, "", false, "", 1}}};
-  FakeStarter starter;
-  daemon::watch::WatchStores stores{store, store, store, store, store};
-  daemon::watch::SeriesReader series{trees, store, store};
-  daemon::watch::Confirmation confirmation{stores, series, jobs, lab, starter, 5};
-  daemon::watch::Watcher watcher{stores, trees, series, jobs, confirmation, std::chrono::seconds(60)};
-  std::map<std::string, double> level; // commit -> ops level of the simulated lab
-  SimulatedLab sim{store, [this](const std::string& c) { return level.contains(c) ? level[c] : 100.0; }, 0.01};
-
-  WatchWorld() {
-    storage::TreeRow tree;
-    tree.name = "demo";
-    tree.branches = {"master"};
-    tree.job = "bench";
-    REQUIRE(store.add_tree(tree, storage::JobRow{"bench", "bench.yaml", "name: bench", 0}));
-  }
-
-  void push(const std::string& sha) { watcher.on_heads(*store.tree("demo").value(), {{"master", sha}}); }
-
-  // Advances the watcher and runs what it queued, until nothing new is queued (bounded).
-  void settle() {
-    for (int i = 0; i < 20; ++i) {
-      watcher.advance();
-      if (sim.run_queued("local") == 0) {
-        watcher.advance();
-        return;
-      }
-    }
-    FAIL("the watcher kept queueing work");
-  }
-
-  std::vector<storage::RequestRow> requests(Purpose purpose) {
-    std::vector<storage::RequestRow> out;
-    for (const auto& r : store.all_requests()) {
-      if (r.purpose == purpose) {
-        out.push_back(r);
-      }
-    }
-    return out;
-  }
-};
-
-} // namespace
-
 TEST_CASE("watch: a new head is measured by a watch request and becomes the baseline", "[daemon][watch]") {
-  WatchWorld w;
+  WatchWorld<> w(2);
   w.push(w.shas[0]);
   w.watcher.advance();
   auto watch = w.requests(Purpose::watch);
@@ -84,7 +27,7 @@ TEST_CASE("watch: a new head is measured by a watch request and becomes the base
 }
 
 TEST_CASE("watch: a head within the threshold becomes the new baseline without a detection", "[daemon][watch]") {
-  WatchWorld w;
+  WatchWorld<> w(2);
   w.push(w.shas[0]);
   w.settle();
   w.level[w.shas[5]] = 98.0; // -2 %: below the job's 5 % threshold
@@ -97,7 +40,7 @@ TEST_CASE("watch: a head within the threshold becomes the new baseline without a
 }
 
 TEST_CASE("watch: a confirmed slowdown opens one bisection of the two heads", "[daemon][watch]") {
-  WatchWorld w;
+  WatchWorld<> w(2);
   w.push(w.shas[0]);
   w.settle();
   w.level[w.shas[5]] = 80.0;
@@ -133,7 +76,7 @@ TEST_CASE("watch: a confirmed slowdown opens one bisection of the two heads", "[
 }
 
 TEST_CASE("watch: a jump the reruns do not reproduce is rejected", "[daemon][watch]") {
-  WatchWorld w;
+  WatchWorld<> w(2);
   w.push(w.shas[0]);
   w.settle();
   w.level[w.shas[5]] = 80.0;
@@ -146,13 +89,13 @@ TEST_CASE("watch: a jump the reruns do not reproduce is rejected", "[daemon][wat
   auto d = w.store.detection("demo", "bench", w.shas[0], w.shas[5]).value();
   REQUIRE(d);
   CHECK(d->state == DetectionState::rejected);
-  CHECK(std::abs(d->change) < 0.05);                       // what the reruns measured, not the fluke
-  CHECK(d->note.rfind("the head's first runs said -", 0) == 0); // the fluke, for the record
+  CHECK(std::abs(d->change) < 0.05);                                  // what the reruns measured, not the fluke
+  CHECK(d->note.rfind("the head's first runs said -", 0) == 0);       // the fluke, for the record
   CHECK(w.store.head("demo", "master").value()->tested == w.shas[5]); // decided: the new baseline
 }
 
 TEST_CASE("watch: a head that cannot be built is not compared; the next head is", "[daemon][watch]") {
-  WatchWorld w;
+  WatchWorld<> w(2);
   w.push(w.shas[0]);
   w.settle();
   auto key = daemon::flag_key(*w.jobs.get("bench").value(), w.shas[4]);

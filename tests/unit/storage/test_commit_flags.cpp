@@ -76,8 +76,7 @@ TEST_CASE("commit flags: listed by commit prefix with their reasons; cleared per
   CHECK(t.store->commit_flags("fedcba98").value().size() == 1); // another commit is left alone
 }
 
-TEST_CASE("commit flags: the migration drops the flags raised by a single failure under the old rule",
-          "[storage]") {
+TEST_CASE("commit flags: the migration drops the flags raised by a single failure under the old rule", "[storage]") {
   auto dir = base::make_temp_dir("bisectd-flags-migrate-").value();
   {
     auto connection = Connection::open(dir / "bisectd.db").value();
@@ -117,4 +116,21 @@ TEST_CASE("requests: a retry meant for elsewhere is claimed at once by another m
   CHECK_FALSE(t.store->claim_request("local", "m1").value());
   REQUIRE(t.store->fail_request(id, "benchmark_failed", "run 0: exit 3", base::unix_now(), "m0"));
   CHECK(t.store->claim_request("local", "m0").value()); // its own machine, once the delay is over
+}
+
+TEST_CASE("commit flags: a success forgets the single failures of its key, not verdicts or infra", "[storage]") {
+  FlagStore t;
+  FlagKey key{"bench", "d1", k_sha, ""};
+  FlagKey layout{"bench", "d1", k_sha, "layout"};
+  REQUIRE(t.store->add_flag(key, CommitFlag::unrunnable, "run 0: benchmark exit 3"));
+  REQUIRE(t.store->add_flag(key, CommitFlag::unbootable, "Oops"));
+  REQUIRE(t.store->add_flag(key, CommitFlag::unbootable, "Oops"));
+  REQUIRE(t.store->add_flag(key, CommitFlag::infra, "machine unreachable"));
+  REQUIRE(t.store->add_flag(layout, CommitFlag::unbuildable, "make: Error 2"));
+  REQUIRE(t.store->forget_single_failures(key));
+  auto flags = t.store->flags(key).value();
+  CHECK(flags.unrunnable == 0);
+  CHECK(flags.unbootable == 2); // a verdict stays (only `commit clear` drops it)
+  CHECK(flags.infra == 1);
+  CHECK(t.store->flags(layout).value().unbuildable == 1); // another variant's build
 }
