@@ -85,6 +85,21 @@ void end_run(ConsoleLog& log, std::string_view line) {
   run.seconds = to_double(field(line, "end")) - to_double(field(line, "start"));
 }
 
+// " before <stat>" or " after <stat>" of the current run.
+void take_stat(ConsoleLog& log, std::string_view rest) {
+  if (log.runs.empty()) {
+    return;
+  }
+  auto& run = log.runs.back();
+  rest = base::trim(rest);
+  for (auto [side, target] : {std::pair{std::string_view("before "), &run.stat_before},
+                              std::pair{std::string_view("after "), &run.stat_after}}) {
+    if (base::starts_with(rest, side)) {
+      *target = std::string(rest.substr(side.size()));
+    }
+  }
+}
+
 void note_crash(ConsoleLog& log, std::string_view text, int& banners) {
   if (base::starts_with(text, k_banner) && ++banners == 2 && log.crash.empty()) {
     log.crash = "the kernel restarted (triple fault?): a second '" + std::string(k_banner) + "' banner";
@@ -127,6 +142,8 @@ ConsoleLog parse_console(std::string_view text) {
     } else if (base::starts_with(trimmed, k_run_end_marker)) {
       end_run(log, trimmed);
       in_run = false;
+    } else if (base::starts_with(trimmed, k_stat_marker)) {
+      take_stat(log, trimmed.substr(k_stat_marker.size()));
     } else if (base::starts_with(trimmed, k_done_marker)) {
       log.done = true;
     } else if (in_run) {
@@ -164,6 +181,11 @@ RunResult run_result(const ConsoleRun& run, const VisitRequest& request, const s
   // The benchmark's own metrics win a name clash: a job's primary metric is never a monitor's.
   add_collected_metrics(result, monitors::system_metrics(request.run.monitors, run.before, run.after, run.seconds));
   add_collected_metrics(result, perf_metrics(request.run.perf, run.perf, run.seconds));
+  if (request.run.monitors.contains("time")) {
+    if (auto usage = monitors::waited_usage(run.stat_before, run.stat_after, run.seconds)) {
+      add_collected_metrics(result, monitors::time_metrics(*usage));
+    }
+  }
   result.log_path = request.log_dir / (boot_id + "-run" + std::to_string(run.index) + ".log");
   if (auto written = base::write_file_atomic(result.log_path, run.output + result.log_note); !written) {
     spdlog::warn("{}: {}", backend, written.error().message);

@@ -9,6 +9,7 @@
 //                                                                         lab/run_blocks.hpp)
 //   ... the benchmark's output ...
 //   BISECTD-PROC after <file>    ... /proc/<file> ...   BISECTD-PROC-END
+//   BISECTD-STAT before|after <the shell's /proc/self/stat around the benchmark>   (the `time` monitor)
 //   BISECTD-PERF <stat|profile|calltrace> ... BISECTD-PERF-END             (when the job asks for perf and the
 //                                                                         guest could run it)
 //   BISECTD-RUN-END <i> rc=<exit code> start=<uptime> end=<uptime>
@@ -28,6 +29,7 @@ inline constexpr std::string_view k_boot_marker = "BISECTD-BOOT";
 inline constexpr std::string_view k_run_begin_marker = "BISECTD-RUN-BEGIN";
 inline constexpr std::string_view k_run_end_marker = "BISECTD-RUN-END";
 inline constexpr std::string_view k_done_marker = "BISECTD-DONE";
+inline constexpr std::string_view k_stat_marker = "BISECTD-STAT";
 
 struct ConsoleRun {
   int index = 0;
@@ -39,6 +41,8 @@ struct ConsoleRun {
   monitors::Snapshot before, after;
   // What perf printed after the benchmark; empty when it did not run.
   PerfText perf;
+  // /init's own /proc/self/stat before and after the benchmark (its only child then), for the `time` monitor.
+  std::string stat_before, stat_after;
 };
 
 struct ConsoleLog {
@@ -57,8 +61,8 @@ ConsoleLog parse_console(std::string_view text);
 std::string boot_failure(const ConsoleLog& log, std::string_view expected_release);
 
 // One run of a booted visit as a RunResult: metrics parsed as the job says plus the monitors' metrics from the
-// run's /proc snapshots (the guest has no rusage of the run: no time.*) and perf-stat.* / perf-profile.* from its
-// perf blocks, the run's output kept in
+// run's /proc snapshots and stat lines (time.*: user and system time of what /init waited for) and perf-stat.* /
+// perf-profile.* from its perf blocks, the run's output kept in
 // `request.log_dir` as BOOT_ID-runN.log, and why it failed (no end marker, non-zero exit, no primary metric).
 // `backend` names the machine kind in the warning logged when the log cannot be written.
 RunResult run_result(const ConsoleRun& run, const VisitRequest& request, const std::string& boot_id,

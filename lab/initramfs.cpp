@@ -124,11 +124,17 @@ while [ "$i" -lt "$runs" ]; do
   echo "BISECTD-RUN-BEGIN $i"
   snapshot before
   start=$(cut -d' ' -f1 /proc/uptime)
+  # This shell's own /proc/self/stat right around the benchmark, its only child in between: the `time` monitor's
+  # user and system time and page faults (cutime, cstime, cminflt, cmajflt), as on an ssh box.
+  read -r stat_before </proc/self/stat
   bisectd_perf_run /tmp timeout -s KILL "$limit" "$@"
   rc=$?
+  read -r stat_after </proc/self/stat
   end=$(cut -d' ' -f1 /proc/uptime)
   echo
   snapshot after
+  echo "BISECTD-STAT before $stat_before"
+  echo "BISECTD-STAT after $stat_after"
   bisectd_perf_blocks /tmp
   echo "BISECTD-RUN-END $i rc=$rc start=$start end=$end"
   i=$((i + 1))

@@ -102,6 +102,43 @@ TEST_CASE("lab::parse_console keeps a run's /proc snapshots apart from its outpu
   CHECK_FALSE(result.metrics.contains("proc-vmstat.pgfault")); // not asked for, and not printed
 }
 
+TEST_CASE("lab::parse_console: /init's stat lines give the run's time.* metrics", "[kernel]") {
+  // /init's own /proc/self/stat around the benchmark: cutime 3 -> 153, cstime 4 -> 54 ticks (USER_HZ 100),
+  // cminflt 7 -> 5207, cmajflt 0 -> 1.
+  const std::string console = "BISECTD-BOOT release=6.1.192\r\n"
+                              "BISECTD-RUN-BEGIN 0\r\n"
+                              "page_fault.ops_per_sec: 96886.4\r\n"
+                              "\r\n"
+                              "BISECTD-STAT before 1 (init) S 0 1 1 0 -1 4194560 10 7 0 0 5 6 3 4 20 0 1 0 9\r\n"
+                              "[    2.000000] a printk line between them\r\n"
+                              "BISECTD-STAT after 1 (init) S 0 1 1 0 -1 4194560 12 5207 0 1 5 6 153 54 20 0 1 0 9\r\n"
+                              "BISECTD-RUN-END 0 rc=0 start=1.0 end=3.0\r\n"
+                              "BISECTD-DONE\r\n";
+  auto log = lab::parse_console(console);
+  REQUIRE(log.runs.size() == 1);
+  const auto& run = log.runs[0];
+  CHECK(run.output == "page_fault.ops_per_sec: 96886.4\n\n"); // the stat lines are not the benchmark's
+  CHECK(run.stat_before.starts_with("1 (init) S"));
+  CHECK(run.stat_after.find(" 153 54 ") != std::string::npos);
+
+  lab::VisitRequest request;
+  request.log_dir = std::filesystem::temp_directory_path();
+  request.run.primary = "page_fault.ops_per_sec";
+  auto boot = "console-time-" + std::to_string(::getpid());
+  auto without = lab::run_result(run, request, boot, "test");
+  std::filesystem::remove(without.log_path);
+  CHECK_FALSE(without.metrics.contains("time.user_time")); // not asked for
+  request.run.monitors = {"time"};
+  auto result = lab::run_result(run, request, boot, "test");
+  std::filesystem::remove(result.log_path);
+  CHECK(result.ok);
+  CHECK(result.metrics.at("time.elapsed_time") == Approx(2.0));
+  CHECK(result.metrics.at("time.user_time") == Approx(1.5));
+  CHECK(result.metrics.at("time.system_time") == Approx(0.5));
+  CHECK(result.metrics.at("time.minor_page_faults") == 5200);
+  CHECK(result.metrics.at("time.major_page_faults") == 1);
+}
+
 TEST_CASE("lab::run_result: a guest benchmark that failed with its file system full is disk_full", "[kernel]") {
   lab::VisitRequest request;
   request.log_dir = std::filesystem::temp_directory_path();

@@ -140,6 +140,14 @@ TEST_CASE("lab::init_script reads the job without evaluating it", "[kernel]") {
   CHECK(before < start);
   CHECK(end < after);
   CHECK(after != std::string::npos);
+  // The shell's own stat is read right around the benchmark (the `time` monitor), inside start..end.
+  auto stat_before = script.find("read -r stat_before </proc/self/stat"), run = script.find("bisectd_perf_run /tmp"),
+       stat_after = script.find("read -r stat_after </proc/self/stat");
+  CHECK(start < stat_before);
+  CHECK(stat_before < run);
+  CHECK(run < stat_after);
+  CHECK(stat_after < end);
+  CHECK(script.find("echo \"BISECTD-STAT after $stat_after\"") != std::string::npos);
 }
 
 TEST_CASE("lab::cached_base_image is made once and gunzips to the archive", "[kernel]") {
