@@ -6,6 +6,7 @@
 #include "daemon/run/visit_runner.hpp"
 #include "fakes/daemon_fakes.hpp"
 #include "fakes/fake_repo.hpp"
+#include "runner_fixture.hpp"
 #include "support/temp_dir.hpp"
 
 #include <catch2/catch.hpp>
@@ -126,23 +127,12 @@ TEST_CASE("quarantine: the lab view shows it and pins confirmations elsewhere", 
 }
 
 TEST_CASE("quarantine: the visit runner counts each visit's outcome on its machine", "[daemon][quarantine]") {
-  test::TempDir tmp;
-  test::MemoryStore store;
-  test::FakeTrees trees{tmp.path()};
-  auto line = trees.repo("demo").line("c", 2);
-  test::FakeJobs jobs{test::bench_job()};
-  kbuild::BuildStore build_store{tmp.path() / "builds"};
-  test::FakeBuilder builder;
-  run::CostHistory costs;
-  run::Builds builds{trees, build_store, store, costs, {builder, builder}};
-  std::atomic<bool> stopping{false};
-  run::VisitRunner runner{store, store, jobs, builds, costs, tmp.path(), stopping, nullptr};
+  test::RunnerFixture fx;
   run::Quarantine q(nullptr);
-  runner.set_quarantine(&q);
-  storage::TreeRow tree;
-  tree.name = "demo";
-  REQUIRE(store.add_tree(tree, storage::JobRow{"bench", "bench.yaml", "", 0}));
-  auto request = daemon::make_request(*jobs.get("bench").value(), "demo", line[1], storage::Purpose::bisect, 3);
+  fx.runner.set_quarantine(&q);
+  auto& store = fx.store;
+  auto& runner = fx.runner;
+  auto request = daemon::make_request(*fx.jobs.get("bench").value(), "demo", fx.line[1], storage::Purpose::bisect, 3);
   store.enqueue(request).value();
   NamedMachine box("m0", "local"); // quarantine_after() == 2
   for (int i = 0; i < 2; ++i) {
@@ -175,34 +165,22 @@ TEST_CASE("quarantine: a box whose runs time out on one commit after another is 
 
 TEST_CASE("quarantine: the visit runner counts a visit whose every run timed out against its machine",
           "[daemon][quarantine]") {
-  test::TempDir tmp;
-  test::MemoryStore store;
-  test::FakeTrees trees{tmp.path()};
-  auto line = trees.repo("demo").line("c", 3);
-  test::FakeJobs jobs{test::bench_job()};
-  kbuild::BuildStore build_store{tmp.path() / "builds"};
-  test::FakeBuilder builder;
-  run::CostHistory costs;
-  run::Builds builds{trees, build_store, store, costs, {builder, builder}};
-  std::atomic<bool> stopping{false};
-  run::VisitRunner runner{store, store, jobs, builds, costs, tmp.path(), stopping, nullptr};
+  test::RunnerFixture fx;
+  fx.line = fx.trees.repo("demo").line("d", 3);
   run::Quarantine q(nullptr);
-  runner.set_quarantine(&q);
-  storage::TreeRow tree;
-  tree.name = "demo";
-  REQUIRE(store.add_tree(tree, storage::JobRow{"bench", "bench.yaml", "", 0}));
+  fx.runner.set_quarantine(&q);
   NamedMachine box("m0", "local"); // quarantine_after() == 2
   box.hangs = true;
   auto visit = [&](const std::string& commit) {
-    auto request = daemon::make_request(*jobs.get("bench").value(), "demo", commit, storage::Purpose::bisect, 3);
-    store.enqueue(request).value();
-    auto claimed = store.claim_request("local", "m0").value();
+    auto request = daemon::make_request(*fx.jobs.get("bench").value(), "demo", commit, storage::Purpose::bisect, 3);
+    fx.store.enqueue(request).value();
+    auto claimed = fx.store.claim_request("local", "m0").value();
     REQUIRE(claimed);
-    runner.run(box, *claimed);
+    fx.runner.run(box, *claimed);
   };
-  visit(line[1]);
+  visit(fx.line[1]);
   CHECK_FALSE(q.quarantined("m0"));
-  visit(line[2]);
+  visit(fx.line[2]);
   CHECK(box.visits == 2);
   CHECK(q.quarantined("m0"));
   CHECK(q.reason("m0") == "2 failures in a row, the last: every run timed out: timed out after 60s");
