@@ -203,6 +203,27 @@ params: {{nr_threads: 1}}
     return path
 
 
+class Db:
+    """Read-only view of the daemon's SQLite store."""
+
+    def __init__(self, path):
+        self.path = path
+
+    def rows(self, sql, *params):
+        with sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=10) as c:
+            return c.execute(sql, params).fetchall()
+
+    def tested(self):
+        r = self.rows("SELECT tested FROM heads WHERE tree = 'demo' AND branch = 'master'")
+        return r[0][0] if r else None
+
+
+def tested_is(env, db, sha):
+    """The branch baseline is `sha`; fails at once (with the exit code) if the daemon died."""
+    check(env.daemon.poll() is None, f"bisectd exited with {env.daemon.returncode}")
+    return db.tested() == sha
+
+
 def bisect_side_branch(env, repo, shas, job, timeout, *daemon_args):
     """Watches `repo` (make_repo --regress-on-side) with `job`, bisects base..head and checks that the side-branch
     commit was found through the merge. Returns show's JSON, the samples and boots the bisection's own requests

@@ -3,11 +3,11 @@
 benchmark ~23% slower) -> D (comments only). Only the push to C may open a bisection, exactly one, over the
 whole jump B..C, and only after interleaved confirmation runs; the pure-noise pushes open none."""
 import os
-import sqlite3
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import SOURCE, check, git, run, wait_for  # noqa: E402
+import harness  # noqa: E402
+from harness import SOURCE, check, git, run, tested_is, wait_for  # noqa: E402
 
 sys.path.insert(0, os.path.join(SOURCE, "scripts", "lib"))
 import make_demo_repo as demo  # noqa: E402
@@ -69,28 +69,9 @@ verify: {{confirm: false, revert: false, layout: false}}
     return path
 
 
-class Db:
-    """Read-only view of the daemon's SQLite store."""
-
-    def __init__(self, path):
-        self.path = path
-
-    def rows(self, sql, *params):
-        with sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=10) as c:
-            return c.execute(sql, params).fetchall()
-
-    def tested(self):
-        r = self.rows("SELECT tested FROM heads WHERE tree = 'demo' AND branch = 'master'")
-        return r[0][0] if r else None
-
+class Db(harness.Db):
     def detections(self):
         return self.rows("SELECT id, good, bad, metric, state, bisection_id FROM detections ORDER BY id")
-
-
-def tested_is(env, db, sha):
-    """The branch baseline is `sha`; fails at once (with the exit code) if the daemon died."""
-    check(env.daemon.poll() is None, f"bisectd exited with {env.daemon.returncode}")
-    return db.tested() == sha
 
 
 def push(repo, sha):

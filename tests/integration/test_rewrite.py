@@ -8,12 +8,11 @@ pushed afterwards that does not build is a failed watch with its request id; the
 compared. `detections --json` lists every decision: the baseline, the below-threshold head, the rewritten-history
 bisection, the failed watch."""
 import os
-import sqlite3
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import SOURCE, check, git, run, wait_for, write_job  # noqa: E402
+from harness import SOURCE, Db, check, git, run, tested_is, wait_for, write_job  # noqa: E402
 
 sys.path.insert(0, os.path.join(SOURCE, "scripts", "lib"))
 import make_demo_repo as demo  # noqa: E402
@@ -62,24 +61,6 @@ def make_histories(dest):
 
 def push(repo, sha):
     git(repo, "update-ref", "refs/heads/master", sha)
-
-
-class Db:
-    def __init__(self, path):
-        self.path = path
-
-    def rows(self, sql, *params):
-        with sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, timeout=10) as c:
-            return c.execute(sql, params).fetchall()
-
-    def tested(self):
-        r = self.rows("SELECT tested FROM heads WHERE tree = 'demo' AND branch = 'master'")
-        return r[0][0] if r else None
-
-
-def tested_is(env, db, sha):
-    check(env.daemon.poll() is None, f"bisectd exited with {env.daemon.returncode}")
-    return db.tested() == sha
 
 
 def log_lines(env, needle):
