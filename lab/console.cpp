@@ -181,11 +181,8 @@ RunResult run_result(const ConsoleRun& run, const VisitRequest& request, const s
   // The benchmark's own metrics win a name clash: a job's primary metric is never a monitor's.
   add_collected_metrics(result, monitors::system_metrics(request.run.monitors, run.before, run.after, run.seconds));
   add_collected_metrics(result, perf_metrics(request.run.perf, run.perf, run.seconds));
-  if (request.run.monitors.contains("time")) {
-    if (auto usage = monitors::waited_usage(run.stat_before, run.stat_after, run.seconds)) {
-      add_collected_metrics(result, monitors::time_metrics(*usage));
-    }
-  }
+  add_collected_metrics(
+    result, monitors::waited_time_metrics(request.run.monitors, run.stat_before, run.stat_after, run.seconds));
   result.log_path = request.log_dir / (boot_id + "-run" + std::to_string(run.index) + ".log");
   if (auto written = base::write_file_atomic(result.log_path, run.output + result.log_note); !written) {
     spdlog::warn("{}: {}", backend, written.error().message);

@@ -138,11 +138,7 @@ std::map<std::string, double> monitored_run_metrics(const std::set<std::string>&
   double elapsed = run.seconds.value_or(host_seconds);
   auto out = monitors::system_metrics(monitors, run.before, run.after, elapsed);
   out.merge(perf_metrics(perf, run.perf, elapsed));
-  if (monitors.contains("time")) {
-    if (auto usage = monitors::waited_usage(run.stat_before, run.stat_after, elapsed)) {
-      out.merge(monitors::time_metrics(*usage));
-    }
-  }
+  out.merge(monitors::waited_time_metrics(monitors, run.stat_before, run.stat_after, elapsed));
   return out;
 }
 

@@ -191,4 +191,13 @@ std::optional<Usage> waited_usage(std::string_view before, std::string_view afte
                .major_faults = static_cast<long>(*major)};
 }
 
+std::map<std::string, double> waited_time_metrics(const std::set<std::string>& monitors, std::string_view before,
+                                                  std::string_view after, double elapsed_seconds) {
+  if (!monitors.contains("time")) {
+    return {};
+  }
+  auto usage = waited_usage(before, after, elapsed_seconds);
+  return usage ? time_metrics(*usage) : std::map<std::string, double>{};
+}
+
 } // namespace bisectd::monitors

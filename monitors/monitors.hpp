@@ -63,4 +63,9 @@ std::map<std::string, double> time_metrics(const Usage& usage);
 std::optional<Usage> waited_usage(std::string_view before, std::string_view after, double elapsed_seconds,
                                   double ticks_per_second = 100);
 
+// time.* from a shell's two stat reads (waited_usage) when `monitors` has "time"; empty when it has not, or when
+// the reads give no usage. An ssh box's remote shell and a guest's /init both measure this way.
+std::map<std::string, double> waited_time_metrics(const std::set<std::string>& monitors, std::string_view before,
+                                                  std::string_view after, double elapsed_seconds);
+
 } // namespace bisectd::monitors
