@@ -14,16 +14,16 @@ PairVerdict decide_pairs(const std::vector<double>& parent, const std::vector<do
     v.decision = PairDecision::at_maximum;
   }
   double sign = test.shift < 0 ? -1.0 : 1.0;
-  double mu0 = std::abs(std::log1p(sign * std::max(0.0, test.threshold)));
+  double beyond = std::abs(std::log1p(sign * std::max(0.0, test.threshold)));
   double mu1 = std::abs(std::log1p(std::max(test.shift, -0.999)));
-  if (!(test.sigma > 0) || !(mu1 > mu0)) {
-    return v; // nothing to test against: the maximum decides
+  if (!(test.sigma > 0) || !(mu1 > beyond)) {
+    return v; // unknown noise, or a shift the job does not care about: the maximum decides
   }
   double var = 2 * test.sigma * test.sigma;
-  double cap = mu1 + 3 * std::sqrt(var);
+  double sd = std::sqrt(var);
   for (int i = 0; i < v.pairs; ++i) {
     double u = sign * (culprit[static_cast<std::size_t>(i)] - parent[static_cast<std::size_t>(i)]);
-    v.log_lr += (mu1 - mu0) / var * (std::min(u, cap) - 0.5 * (mu0 + mu1));
+    v.log_lr += mu1 / var * (std::clamp(u, -sd, mu1 + sd) - 0.5 * mu1);
   }
   bool enough = v.pairs >= std::min(test.max_pairs, k_min_confirm_pairs);
   if (v.decision == PairDecision::more && enough && v.log_lr >= v.bound) {

@@ -31,15 +31,13 @@ struct Bounds {
   double p90_factor = 2.0; // p90 / mean
   double accuracy = 0.99;
 };
-// Measured in docs/e2e-cost.md (quick and 40-trial runs); the bound is about 15 % above the larger of the two (the
-// outliers5to10 rows: above the quick run after issue #31's fix of wild-only boot units, the only run taken since).
-// Every miss is verification's cost (about 2 x R_LB by itself) plus, for the heavy-tailed and boot-offset rows, a
-// search that pays for its robustness, and for the merge rows the merge's own confirm pairs and the branch's phase.
+// Measured in docs/e2e-cost.md; the bound is about 15 % above the quick run's level (the quick run is the same in
+// the optimised and the sanitizer build: fixed seed). Both misses are whole searches under heavy tails or boot
+// offsets on a merged branch: two searches (the mainline's and the branch's), each paying for its robustness, with
+// verification now at about 1 x R_LB.
 const std::map<std::string, Bounds> k_missed_targets = {
-  {"n1000_d2.17_gauss", {3.9, 2.0, 0.99}},        {"n1000_d2.17_outliers5to10", {4.6, 2.0, 0.99}},
-  {"n1000_d2.17_bootoffsets", {5.0, 2.0, 0.99}},  {"n200_merge_d2.17_gauss", {7.8, 2.0, 0.99}},
-  {"n200_merge_d2.17_t3", {6.6, 2.0, 0.99}},      {"n200_merge_d2.17_outliers5to10", {8.2, 2.0, 0.99}},
-  {"n200_merge_d2.17_bimodal", {7.3, 2.0, 0.99}}, {"n200_merge_d2.17_bootoffsets", {11.3, 2.0, 0.99}},
+  {"n200_merge_d2.17_outliers5to10", {5.0, 2.0, 0.99}},
+  {"n200_merge_d2.17_bootoffsets", {6.8, 2.0, 0.99}},
 };
 
 Bounds bounds_for(const std::string& name) {

@@ -225,27 +225,30 @@ Result<Driver::StandIns> Driver::stand_ins(const storage::BisectionRow& b, const
   if (auto found = m_stand_ins.find(b.id); found != m_stand_ins.end() && found->second.key == key) {
     return found->second;
   }
-  StandIns s{key, b.merge, ""};
+  StandIns s{key, {b.merge}, {}};
   BISECTD_TRY(m_parts.repos.with_repo(b.tree, [&](vcs::Repo& repo) -> Status {
-    BISECTD_TRY_ASSIGN(auto merge, repo.commit(b.merge));
-    // The mainline phase judged every commit of its chain before the merge good. A merge base off that chain (older
-    // than its good end, or inside another merged branch, or a nested merge's) was never judged: no stand-in.
+    // The mainline phase named the merge with P >= 1 - delta: it judged every commit of its chain before the merge
+    // good and the merge and those after it bad. A merge base off that chain (older than its good end, or inside
+    // another merged branch, or a nested merge's) was never judged: no stand-in for it.
     BISECTD_TRY_ASSIGN(auto mainline, repo.first_parent_chain(b.good, b.bad));
-    bool judged = std::find(mainline.begin(), mainline.end(), chain.front()) != mainline.end() &&
-                  std::find(mainline.begin(), mainline.end(), b.merge) != mainline.end();
-    if (judged && !merge.parents.empty()) {
-      s.base = merge.parents.front();
+    auto merge = std::find(mainline.begin(), mainline.end(), b.merge);
+    if (merge == mainline.end()) {
+      return {};
+    }
+    s.tip.assign(merge, mainline.end());
+    if (std::find(mainline.begin(), merge, chain.front()) != merge) {
+      s.base.assign(mainline.begin(), merge);
     }
     return {};
   }));
   return m_stand_ins[b.id] = s;
 }
 
-// The branch's tip is the merge's second parent and, with the regression inside the branch, reads like the merge;
-// the merge base reads like the merge's first parent. Their samples from the mainline phase (the search's and the
-// merge's confirm pairs) replace new endpoint runs. The tip's stand-in holds only while the tip has no runs of its
-// own: once measured, the tip speaks for itself. None of them is counted again: they are the bisection's own runs,
-// or were counted as reused in the mainline phase.
+// The branch's tip is the merge's second parent and, with the regression inside the branch, reads like the merge
+// and the mainline after it; the merge base reads like the mainline before the merge. Their samples from the
+// mainline phase (its search's and its replication runs) replace new endpoint runs. The tip's stand-ins hold only
+// while the tip has no runs of its own: once measured, the tip speaks for itself. None of them is counted again:
+// they are the bisection's own runs, or were counted as reused in the mainline phase.
 Status Driver::add_merge_evidence(Tick& t) {
   if (t.b.merge.empty() || t.chain.size() < 2) {
     return {};
@@ -254,8 +257,11 @@ Status Driver::add_merge_evidence(Tick& t) {
   std::size_t tip = t.chain.size() - 1;
   bool tip_measured = std::any_of(t.problem.samples.begin(), t.problem.samples.end(),
                                   [&](const bisect::Sample& x) { return x.commit == tip; });
-  auto borrow = [&](const std::string& commit, std::size_t as) -> Result<std::size_t> {
-    BISECTD_TRY_ASSIGN(auto samples, m_stores.samples.metric_samples(t.job->name, {commit}, t.b.metric));
+  auto borrow = [&](const std::vector<std::string>& commits, std::size_t as) -> Result<std::size_t> {
+    if (commits.empty()) {
+      return std::size_t{0};
+    }
+    BISECTD_TRY_ASSIGN(auto samples, m_stores.samples.metric_samples(t.job->name, commits, t.b.metric));
     std::size_t added = 0;
     for (const auto& x : samples) {
       if (x.value > 0) { // not verification runs here: the branch's own pairs are taken afresh
@@ -265,13 +271,28 @@ Status Driver::add_merge_evidence(Tick& t) {
     }
     return added;
   };
-  if (!s.base.empty()) {
-    BISECTD_TRY(borrow(s.base, 0));
-  }
+  BISECTD_TRY(borrow(s.base, 0));
   if (!tip_measured) {
     BISECTD_TRY_ASSIGN(t.borrowed_tip, borrow(s.tip, tip));
   }
   return {};
+}
+
+// A merge's own confirm pairs would be paid twice: the search moves into its branch, and the branch's culprit gets
+// pairs of its own (a merge that regresses where its branch does not is named after its tip is measured itself).
+Result<bool> Driver::branch_verifies(const Tick& t) {
+  const auto& picks = t.step.picks;
+  bool pairs_next = t.step.verdict == bisect::Verdict::need_runs && !picks.empty() &&
+                    std::all_of(picks.begin(), picks.end(), [](const bisect::Pick& p) { return p.verification; });
+  if (!pairs_next || !t.step.culprit) {
+    return false;
+  }
+  std::optional<std::pair<std::string, std::string>> range;
+  BISECTD_TRY(m_parts.repos.with_repo(t.b.tree, [&](vcs::Repo& repo) -> Status {
+    BISECTD_TRY_ASSIGN(range, repo.merged_range(t.chain[*t.step.culprit]));
+    return {};
+  }));
+  return range.has_value();
 }
 
 Status Driver::advance(storage::BisectionRow b) {
@@ -287,8 +308,13 @@ Status Driver::advance(storage::BisectionRow b) {
   }
   BISECTD_TRY(add_merge_evidence(t));
   t.step = bisect::next_step(t.problem);
+  BISECTD_TRY_ASSIGN(bool branch_will_verify, branch_verifies(t));
+  if (branch_will_verify) {
+    t.problem.settings.verification_pairs = 0;
+    t.step = bisect::next_step(t.problem);
+  }
   if (t.borrowed_tip > 0 && t.step.verdict == bisect::Verdict::found && t.step.culprit == t.chain.size() - 1) {
-    // The tip is named on the merge's runs alone: it must be measured itself (the merge may regress where the
+    // The tip is named on the mainline's runs alone: it must be measured itself (the merge may regress where the
     // branch alone does not).
     t.problem.samples.resize(t.problem.samples.size() - t.borrowed_tip);
     t.borrowed_tip = 0;

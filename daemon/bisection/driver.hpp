@@ -71,13 +71,14 @@ private:
     bisect::Problem problem;
     bisect::Step step;
     std::int64_t reused = 0;      // samples the engine was handed that other requests measured (the alert's, ...)
-    std::size_t borrowed_tip = 0; // merged branch: the merge's samples standing in for the unmeasured branch tip
+    std::size_t borrowed_tip = 0; // merged branch: the mainline's samples standing in for the unmeasured branch tip
   };
-  // In a merged branch's search, the commits of the mainline phase whose samples describe the branch's ends: the
-  // merge (for the tip) and its first parent (for the merge base, when the base lies on the searched mainline).
+  // In a merged branch's search, the mainline commits the first phase judged, whose samples describe the branch's
+  // ends: the merge and those after it read as the tip does (bad), those before it as the merge base does (good,
+  // when the base lies on the searched mainline).
   struct StandIns {
     std::string key; // the range they were found for
-    std::string tip, base;
+    std::vector<std::string> tip, base;
   };
   // The verdict of verification for the step's culprit.
   enum class Checked { pending, excluded, verified };
@@ -89,9 +90,11 @@ private:
                                       const std::vector<std::string>& chain, std::int64_t& reused);
   Status add_candidates(const Job& job, const storage::BisectionRow& b, const std::vector<std::string>& chain,
                         bisect::Problem& problem, std::int64_t& reused);
-  // Adds the mainline phase's samples of the merge and its first parent to a merged branch's ends (the base's
-  // first, the tip's last, counted in Tick::borrowed_tip); nothing outside a merged branch's search.
+  // Adds the mainline phase's samples of the commits it judged to a merged branch's ends (the base's first, the
+  // tip's last, counted in Tick::borrowed_tip); nothing outside a merged branch's search.
   Status add_merge_evidence(Tick& t);
+  // True when the step is about to take confirm pairs for a merge whose branch the search will move into.
+  Result<bool> branch_verifies(const Tick& t);
   Result<StandIns> stand_ins(const storage::BisectionRow& b, const std::vector<std::string>& chain);
   // Fills the row's cost: every run, build and boot its own requests caused, and the runs of others it reused.
   Status count_cost(Tick& t);

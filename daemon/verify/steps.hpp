@@ -30,7 +30,8 @@ Result<StepState> check_plausibility(VerifyTarget& t, Verification& v);
 // Summarises the engine's interleaved culprit/parent pairs (samples with verification=1, no variant).
 Result<StepState> summarise_confirm(VerifyTarget& t, Verification& v);
 
-// Reverts the culprit on the bad head, measures it, and compares with the bad head and the good level.
+// Reverts the culprit on the bad head and measures the reverted head until it reads clearly at the parent's or the
+// culprit's level (a sequential test, bisect/revert_test.hpp), then says how much of the change came back.
 Result<StepState> check_revert(VerifyTarget& t, Verification& v);
 
 // Rebuilds culprit and parent with forced alignment (variant "layout"), measures them interleaved, and sets

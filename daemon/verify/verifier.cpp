@@ -1,6 +1,7 @@
 #include "daemon/verify/verifier.hpp"
 
 #include "base/strings.hpp"
+#include "bisect/confirm_pairs.hpp"
 #include "bisect/verify_stats.hpp"
 #include "daemon/core/requests.hpp"
 #include "daemon/verify/steps.hpp"
@@ -76,17 +77,26 @@ Result<StepState> summarise_confirm(VerifyTarget& t, Verification& v) {
   auto change = bisect::mean_change(parent, culprit);
   auto test = bisect::confirm_shift(parent, culprit, t.job.metrics.threshold);
   auto pairs = std::min(parent.size(), culprit.size());
+  // The engine takes pairs until its sequential test (bisect/confirm_pairs.hpp) is sure at the job's delta or the
+  // job's maximum is reached: fewer pairs than the maximum mean the test stopped early, on a shift that holds. At the
+  // maximum the rank test of the pairs judges.
+  bool stopped_early = pairs >= static_cast<std::size_t>(bisect::k_min_confirm_pairs) &&
+                       pairs < static_cast<std::size_t>(std::max(0, t.job.verify.pairs));
+  bool holds = stopped_early || test.confirmed;
+  auto why = stopped_early ? fmt::format("the shift holds: the sequential test stopped after {} of at most {} pairs",
+                                         pairs, t.job.verify.pairs)
+                           : std::string(holds ? "the shift holds" : "the shift does not hold");
   std::string line = pairs == 0 ? std::string("confirm: no interleaved culprit/parent pairs were measured")
                                 : fmt::format("confirm: {} interleaved culprit/parent pairs differ by {} ± {:.1f}% "
                                               "(paired runs, drift cancelled; {})",
-                                              pairs, base::signed_percent(change.change), 100 * change.half_width,
-                                              test.confirmed ? "the shift holds" : "the shift does not hold");
+                                              pairs, base::signed_percent(change.change), 100 * change.half_width, why);
   record_step(v, "confirm", line,
               {{"pairs", pairs},
                {"change", std::isnan(change.change) ? nlohmann::json() : nlohmann::json(change.change)},
                {"ci95", std::isnan(change.half_width) ? nlohmann::json() : nlohmann::json(change.half_width)},
                {"p_value", test.p_value},
-               {"confirmed", test.confirmed}});
+               {"stopped_early", stopped_early},
+               {"confirmed", holds}});
   return StepState::done;
 }
 

@@ -15,8 +15,8 @@ from harness import bisect_side_branch, check, make_repo, run  # noqa: E402
 REGRESSION = 10           # percent more work per operation: throughput 1/1.1, a 9.1 % drop
 SIGMA = 0.091 / 2.5       # run noise, as a fraction of the value: d = 2.5
 OUTLIERS = 0.05           # share of wild runs
-BOUND = 300               # runs, reused ones included: 98-202 in 9 bisections here (mean 138); 470 samples were
-                          # stored before the likelihood was fixed
+BOUND = 120               # runs, reused ones included: 27-80 in 9 bisections here (mean 50) since issue #31's
+                          # verification; 1.5 x the largest. 98-202 before it, 470 before the likelihood was fixed
 
 NOISE = f'''#!{sys.executable}
 # Runs the benchmark given as arguments and rewrites its primary metric with this lab's noise.

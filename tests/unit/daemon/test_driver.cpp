@@ -334,6 +334,30 @@ TEST_CASE("driver: a merged branch's search starts from the merge's runs, not ne
   CHECK(b.runs == static_cast<std::int64_t>(w.store.request_metric_samples(own, "ops").value().size()));
 }
 
+TEST_CASE("driver: a merge's confirm pairs are left to its branch's culprit", "[daemon][bisection]") {
+  auto job = bench_job();
+  job.verify.confirm = true;
+  job.verify.pairs = 6;
+  DriverWorld w(job);
+  MergedBranch h(w);
+  w.plant(h.branch, 3, 80.0);
+  auto id = *w.driver.start({"demo", "master", h.main.front(), h.after.back(), "bench", "", storage::Origin::manual});
+  auto b = w.run_to_end(id, 600);
+  REQUIRE(b.merge == h.merge);
+  CHECK(b.culprit == h.branch[3]);
+  // Nothing verifies the merge or its first parent; the branch's culprit and its parent get the pairs.
+  std::set<std::string> verified;
+  for (const auto& r : w.store.all_requests()) {
+    if (r.bisection_id == id && r.purpose == storage::Purpose::verify && r.variant.empty()) {
+      verified.insert(r.commit);
+    }
+  }
+  CHECK_FALSE(verified.contains(h.merge));
+  CHECK_FALSE(verified.contains(h.main.back()));
+  CHECK(verified.contains(h.branch[3]));
+  CHECK(verified.contains(h.branch[2]));
+}
+
 TEST_CASE("driver: a merge that regresses where its branch alone does not is named, the tip measured itself",
           "[daemon][bisection]") {
   DriverWorld w;
