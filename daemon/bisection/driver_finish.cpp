@@ -71,6 +71,8 @@ reporting::Conclusion Driver::conclude(Tick& t, const std::optional<verify::Veri
   c.chain = t.chain;
   c.culprit = t.step.culprit.value_or(t.chain.size() - 1);
   c.parent = c.culprit > 0 ? reference_parent(t.problem.chain, c.culprit) : 0;
+  c.culprit_build = same_build(t.chain, t.problem.chain, c.culprit);
+  c.parent_build = same_build(t.chain, t.problem.chain, std::min(c.parent, c.culprit));
   c.culprit_sha = t.chain[c.culprit];
   c.p_culprit = t.step.p_culprit;
   c.credible_set = t.step.credible_set;

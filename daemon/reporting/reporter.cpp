@@ -64,6 +64,14 @@ private:
   std::set<std::string> m_boots;
 };
 
+std::vector<std::string> culprit_build(const Conclusion& c) {
+  return c.culprit_build.empty() ? std::vector<std::string>{c.chain[c.culprit]} : c.culprit_build;
+}
+
+std::vector<std::string> parent_build(const Conclusion& c) {
+  return c.parent_build.empty() ? std::vector<std::string>{c.chain[std::min(c.parent, c.culprit)]} : c.parent_build;
+}
+
 Status add_samples(storage::SampleStore& store, const LabView& lab, const storage::BisectionRow& b, const Conclusion& c,
                    report::ReportInput& input) {
   BISECTD_TRY_ASSIGN(auto samples, store.samples(b.job, c.chain));
@@ -71,8 +79,8 @@ Status add_samples(storage::SampleStore& store, const LabView& lab, const storag
   for (std::size_t i = 0; i < c.chain.size(); ++i) {
     index[c.chain[i]] = i;
   }
-  const auto& culprit = c.chain[c.culprit];
-  const auto& parent = c.chain[std::min(c.parent, c.culprit)];
+  auto culprit_side = culprit_build(c), parent_side = parent_build(c);
+  std::set<std::string> culprit(culprit_side.begin(), culprit_side.end()), parent(parent_side.begin(), parent_side.end());
   std::vector<report::RunMetrics> parent_runs, culprit_runs;
   BootCount boots(lab);
   for (const auto& s : samples) {
@@ -80,8 +88,8 @@ Status add_samples(storage::SampleStore& store, const LabView& lab, const storag
     if (auto v = s.metrics.find(b.metric); v != s.metrics.end() && v->second > 0) {
       input.chart.push_back({index[s.commit], s.commit, v->second, index[s.commit] >= c.culprit});
     }
-    if (s.commit == culprit || s.commit == parent) {
-      (s.commit == culprit ? culprit_runs : parent_runs).push_back(s.metrics);
+    if (culprit.contains(s.commit) || parent.contains(s.commit)) {
+      (culprit.contains(s.commit) ? culprit_runs : parent_runs).push_back(s.metrics);
     }
   }
   input.boots = boots.count();
@@ -138,6 +146,8 @@ Compared compared_commits(const Conclusion& c, const std::string& first_parent) 
   out.culprit = c.culprit_sha;
   out.measured_culprit = c.chain[c.culprit];
   out.measured = c.chain[std::min(c.parent, c.culprit)];
+  out.culprit_build = culprit_build(c);
+  out.parent_build = parent_build(c);
   if (c.culprit_sha != c.chain[c.culprit]) {
     // A merge named after its branch showed no change: compared with its first parent.
     out.parent = first_parent.empty() ? c.chain.front() : first_parent;
@@ -152,8 +162,8 @@ Result<report::ShiftEstimate> compared_shift(storage::SampleStore& samples, cons
                                              const std::string& metric, const Compared& compared) {
   report::MetricComparison comparison;
   comparison.name = metric;
-  BISECTD_TRY_ASSIGN(auto parent, samples.metric_samples(job, {compared.measured}, metric));
-  BISECTD_TRY_ASSIGN(auto culprit, samples.metric_samples(job, {compared.measured_culprit}, metric));
+  BISECTD_TRY_ASSIGN(auto parent, samples.metric_samples(job, compared.parent_build, metric));
+  BISECTD_TRY_ASSIGN(auto culprit, samples.metric_samples(job, compared.culprit_build, metric));
   for (const auto& s : parent) {
     comparison.parent_samples.push_back(s.value);
   }

@@ -24,6 +24,11 @@ struct Conclusion {
   std::size_t parent = 0;         // what it is compared with: culprit - 1, or the nearest predecessor
                                   // with the same build when those between touch nothing built
   std::string culprit_sha;        // may differ from chain[culprit] after merge recursion
+  // The commits whose samples describe each side: chain[culprit] (chain[parent]) and those that build identically
+  // to it. The runs of a side may have been taken on any of them: the verification pairs of a parent found to
+  // share its build only after they ran were taken on the parent itself, not on the class's first commit. Empty:
+  // chain[culprit] (chain[parent]) alone.
+  std::vector<std::string> culprit_build, parent_build;
   double p_culprit = 0;
   std::vector<std::size_t> credible_set; // indices; more than one when ambiguous
   bool confident = true;
@@ -42,8 +47,9 @@ struct Conclusion {
 // its place (the parent itself when it has its own).
 struct Compared {
   std::string culprit, parent;            // as named in the report
-  std::string measured_culprit, measured; // whose samples the numbers are
-  bool same_binary = false;               // the parent's numbers are `measured`'s, another commit's
+  std::string measured_culprit, measured; // whose samples the numbers are (named), with their identical builds:
+  std::vector<std::string> culprit_build, parent_build;
+  bool same_binary = false; // the parent's numbers are `measured`'s, another commit's
 };
 
 // The compared commits of a conclusion; `first_parent` is the culprit's first parent (used when the culprit is

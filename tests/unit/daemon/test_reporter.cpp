@@ -46,6 +46,9 @@ TEST_CASE("reporting::compared_commits: the real parent, measured where its bina
   CHECK(compared.measured == "init");
   CHECK(compared.measured_culprit == "slow");
   CHECK(compared.same_binary);
+  CHECK(compared.parent_build == std::vector<std::string>{"init"}); // no build classes given: the measured commit
+  c.parent_build = {"init", "docs6"};
+  CHECK(daemon::reporting::compared_commits(c, "docs6").parent_build == c.parent_build);
 
   // An identical build (same_as) is measured as the commit it shares.
   chain[1].prior = chain[2].prior = 1.0;
@@ -78,7 +81,7 @@ TEST_CASE("reporting::compared_shift: the primary metric's samples of the compar
   r.machine_group = "local";
   r.runs = 3;
   for (const auto& [commit, values] : std::vector<std::pair<std::string, std::vector<double>>>{
-         {"init", {100, 101, 99}}, {"slow", {80, 81, 79}}, {"docs6", {500, 500, 500}}}) {
+         {"init", {100, 101, 99}}, {"slow", {80, 81, 79}}, {"docs6", {500, 500, 500}}, {"twin", {99, 100, 101}}}) {
     r.commit = commit;
     auto id = store.enqueue(r).value();
     std::vector<storage::SampleRow> samples;
@@ -96,12 +99,27 @@ TEST_CASE("reporting::compared_shift: the primary metric's samples of the compar
     }
     REQUIRE(store.finish_request(id, samples));
   }
-  daemon::reporting::Compared compared{"slow", "docs6", "slow", "init", true};
+  daemon::reporting::Compared compared;
+  compared.culprit = compared.measured_culprit = "slow";
+  compared.parent = "docs6";
+  compared.measured = "init";
+  compared.culprit_build = {"slow"};
+  compared.parent_build = {"init"};
+  compared.same_binary = true;
   auto shift = daemon::reporting::compared_shift(store, "bench", "ops", compared).value();
   REQUIRE(shift.known);
   CHECK(shift.estimate == Approx(-0.2)); // against "init", whose binary docs6 shares
   CHECK(shift.parent_runs == 3);
   CHECK_FALSE(daemon::reporting::compared_shift(store, "bench", "nosuch", compared).value().known);
+  // Every commit of the parent's build counts: runs taken on one found to share it only after they ran (the
+  // verification pairs on the parent itself) are the parent's too; before, a parent side whose runs were all on
+  // such a commit was empty in the report.
+  compared.parent_build = {"init", "twin"};
+  shift = daemon::reporting::compared_shift(store, "bench", "ops", compared).value();
+  CHECK(shift.parent_runs == 6);
+  CHECK(shift.estimate == Approx(-0.2));
+  compared.parent_build = {"twin"};
+  CHECK(daemon::reporting::compared_shift(store, "bench", "ops", compared).value().parent_runs == 3);
 }
 
 TEST_CASE("reporting: compiler and kconfig named as LKP's axes", "[daemon][report]") {
