@@ -106,6 +106,15 @@ double mad(std::span<const double> values) {
   return median(dev);
 }
 
+std::vector<double> log_values(std::span<const double> values) {
+  std::vector<double> out;
+  out.reserve(values.size());
+  for (double v : values) {
+    out.push_back(std::log(v));
+  }
+  return out;
+}
+
 double robust_sigma(std::span<const double> values) { return k_mad_to_sigma * mad(values); }
 
 double diff_sigma(std::span<const double> values) {

@@ -26,6 +26,8 @@ double quantile(std::span<const double> values, double q);
 // y with each point clipped to +-3.5 sigma around the median of the 7 points centred on it: an outlier neither
 // splits a stretch nor picks a model, while the running median follows a step or a ramp.
 std::vector<double> clip_to_running_median(std::span<const double> y, double sigma);
+// The natural logarithm of each value (bisectd compares runs as log values: a shift is a ratio).
+std::vector<double> log_values(std::span<const double> values);
 // Median absolute deviation from the median, unscaled; 0 for an empty input.
 double mad(std::span<const double> values);
 // 1.4826 * MAD: a standard deviation estimate that ignores up to half the values being outliers.

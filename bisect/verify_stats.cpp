@@ -8,11 +8,6 @@
 
 namespace bisectd::bisect {
 
-namespace {
-
-
-} // namespace
-
 MeanChange mean_change(const std::vector<double>& before, const std::vector<double>& after) {
   MeanChange c{k_nan, k_nan, before.size(), after.size()};
   if (before.size() < 2 || after.size() < 2) {
@@ -51,12 +46,7 @@ namespace {
 // The standard error of a median of log values, from their MAD (1.2533 = sqrt(pi / 2): a median's standard
 // error over a mean's for normal data).
 double log_median_se(const std::vector<double>& values) {
-  std::vector<double> logs;
-  logs.reserve(values.size());
-  for (double v : values) {
-    logs.push_back(std::log(v));
-  }
-  return 1.2533 * k_mad_to_sigma * mad(logs) / std::sqrt(static_cast<double>(logs.size()));
+  return 1.2533 * robust_sigma(log_values(values)) / std::sqrt(static_cast<double>(values.size()));
 }
 
 bool all_positive(const std::vector<double>& values) {

@@ -77,29 +77,20 @@ Result<StepState> start_revert(VerifyTarget& t, Verification& v) {
   return StepState::pending;
 }
 
-std::vector<double> logs_of(const std::vector<double>& values) {
-  std::vector<double> out;
-  out.reserve(values.size());
-  for (double v : values) {
-    out.push_back(std::log(v));
-  }
-  return out;
-}
-
 // The run sigma of log values the sequential checks assume: the job's prior, or the runs' own spread when larger
 // (each run's distance from its side's median, so that the change between the sides is left out; robust to wild
 // runs). A sigma at least the true one keeps their error bounds.
 double run_sigma(const Job& job, std::initializer_list<const std::vector<double>*> sides) {
   std::vector<double> spread;
   for (const auto* side : sides) {
-    auto logs = logs_of(*side);
+    auto logs = bisect::log_values(*side);
     double m = bisect::median(logs);
     for (double y : logs) {
       spread.push_back(y - m);
     }
   }
   double prior = job.bisect.noise ? std::log1p(*job.bisect.noise) : 0.0;
-  return std::max(prior, spread.size() >= 4 ? bisect::k_mad_to_sigma * bisect::mad(spread) : 0.0);
+  return std::max(prior, spread.size() >= 4 ? bisect::robust_sigma(spread) : 0.0);
 }
 
 // What the reverted head is judged against: the parent's and the culprit's runs. The confirm pairs' when both sides
@@ -180,7 +171,7 @@ Result<StepState> check_revert(VerifyTarget& t, Verification& v) {
     record_step(v, "revert", line, {{"applies", true}, {"commit", reverted}});
     return StepState::done;
   }
-  auto state = bisect::decide_revert(logs_of(revert), revert_test(t, levels));
+  auto state = bisect::decide_revert(bisect::log_values(revert), revert_test(t, levels));
   auto visits = static_cast<int>(requests.size());
   if (state.decision == bisect::RevertDecision::more && visits < k_revert_max_visits) {
     (void)t.deps.events.add_event(t.b.id, fmt::format("revert: {} runs of the reverted head, not yet sure (log LR "
@@ -257,7 +248,7 @@ bool layout_decided(const VerifyTarget& t, const bisect::ShiftTest& normal, cons
   test.shift = normal.relative_change;
   test.alpha = t.job.bisect.delta;
   test.max_pairs = k_layout_max_visits * std::max(k_min_layout_runs, t.job.runs);
-  auto v = bisect::decide_pairs(logs_of(parent), logs_of(culprit), test);
+  auto v = bisect::decide_pairs(bisect::log_values(parent), bisect::log_values(culprit), test);
   return std::abs(v.log_lr) >= v.bound;
 }
 
