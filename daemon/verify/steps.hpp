@@ -5,6 +5,7 @@
 
 #include "daemon/verify/verifier.hpp"
 
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,11 @@ std::string failure_text(const std::vector<storage::RequestRow>& requests);
 
 // Queues one verification visit of `commit` (purpose verify) for the bisection.
 Status enqueue_verify(VerifyTarget& t, const std::string& commit, const std::string& variant, int runs);
+
+// The run sigma of log values the sequential checks (revert, layout) assume: the job's prior, or the runs' own
+// spread when larger (each run's distance from its side's median, robust to wild runs; at least the true sigma
+// keeps their error bounds).
+double run_sigma(const Job& job, std::initializer_list<const std::vector<double>*> sides);
 
 // Adds a step's line (first, or after the others) and stores it under details[step], with its numbers under
 // details["numbers"][step] (the shape docs/API.md gives `verification`: step → one line).
