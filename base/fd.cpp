@@ -33,6 +33,14 @@ Result<Fd> open_output(const std::filesystem::path& path, bool append, int mode)
   return Fd(fd);
 }
 
+Result<Fd> open_input(const std::filesystem::path& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0) {
+    return make_error(ErrorCode::io, path.string() + ": " + std::strerror(errno));
+  }
+  return Fd(fd);
+}
+
 Status write_all(int fd, std::string_view data) {
   while (!data.empty()) {
     auto put = ::write(fd, data.data(), data.size());

@@ -41,6 +41,9 @@ Result<Pipe> make_pipe();
 // Opens `path` for writing (created with `mode`, appended to or truncated), closed on exec.
 Result<Fd> open_output(const std::filesystem::path& path, bool append, int mode = 0644);
 
+// Opens `path` for reading, closed on exec (O_NOFOLLOW: a planted link is refused, not followed).
+Result<Fd> open_input(const std::filesystem::path& path);
+
 // Writes all of `data`, retrying short writes and EINTR. Error (io, the errno text) when the write fails; infra
 // when the file system is full (ENOSPC, EDQUOT).
 Status write_all(int fd, std::string_view data);

@@ -80,9 +80,13 @@ bool child_exited(pid_t pid) {
 
 Result<ChildIo> prepare_io(const Command& command) {
   ChildIo io;
-  BISECTD_TRY_ASSIGN(auto in, make_pipe());
-  io.stdin_read = std::move(in.read);
-  io.stdin_write = std::move(in.write);
+  if (command.stdin_path.empty()) {
+    BISECTD_TRY_ASSIGN(auto in, make_pipe());
+    io.stdin_read = std::move(in.read);
+    io.stdin_write = std::move(in.write);
+  } else {
+    BISECTD_TRY_ASSIGN(io.stdin_read, open_input(command.stdin_path));
+  }
   if (!command.stdout_path.empty() && command.stdout_limit > 0) {
     BISECTD_TRY_ASSIGN(io.out_file, open_output(command.stdout_path, command.append));
     io.out_cap.emplace(command.stdout_limit);
@@ -228,7 +232,7 @@ void keep_output_error(ExitStatus& status, const Status& written) {
 PumpOutcome pump(const Command& command, pid_t pid, ChildIo& io, ExitStatus& status, Clock::time_point start) {
   PumpOutcome outcome;
   std::size_t stdin_written = 0;
-  if (command.stdin_data.empty()) {
+  if (command.stdin_data.empty() || !io.stdin_write.valid()) {
     io.stdin_write.reset();
   } else {
     ::fcntl(io.stdin_write.get(), F_SETFL, O_NONBLOCK);

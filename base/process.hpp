@@ -28,6 +28,7 @@ struct Command {
   // line saying how much was left out between them (base/head_tail.hpp); the rest is read and dropped.
   std::size_t stdout_limit = 0;
   std::string stdin_data;                    // written to the child's stdin, then closed
+  std::filesystem::path stdin_path;          // or: the child reads this file as its stdin (a file too big to hold)
   const std::atomic<bool>* cancel = nullptr; // when set to true, the child is killed (ErrorCode::cancelled)
   // Run the child (and what it starts) under SCHED_IDLE: it gets a CPU only when nothing else wants one. For
   // speculative work (prebuilds) that must not slow down, or add noise to, the benchmarks that were asked for.

@@ -330,15 +330,8 @@ Result<VisitResult> SshMachine::visit_locked(const VisitRequest& request) {
     return finish(std::move(visit.result));
   }
   auto cleanup = [&] { (void)remote("rm -rf " + base::shell_quote(visit.remote_dir), m_settings.ssh_timeout); };
-  auto copy = [&](const std::vector<std::string>& local, const std::string& to, bool recursive) -> std::string {
-    base::Command cmd;
-    cmd.argv = scp_argv(m_settings, local, to, recursive, m_settings.ssh_timeout);
-    cmd.timeout = copy_timeout;
-    auto status = m_host->run(cmd);
-    if (!status) {
-      return status.error().message;
-    }
-    return status->ok() ? "" : ssh_failure(*status);
+  auto copy = [&](const std::vector<std::string>& local, const std::string& to, bool recursive) {
+    return copy_to_box(local, to, recursive, copy_timeout);
   };
 
   if (m_settings.install == SshInstall::none) {

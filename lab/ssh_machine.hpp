@@ -5,6 +5,7 @@
 //   console capture starts (settings.console, the whole visit, into <boot id>-console.log)
 //   probe      ssh: `uname -r`, boot id, /proc/cmdline (and, once, CPU/memory for describe())
 //   install: none    scp -r the artifacts to <kernel_dir>/<boot id>; the runs run there, like `local`
+//                    (every copy: sftp, else scp -O, else cat over ssh, whichever the box was found to take)
 //   install: kexec   scp bzImage (+ modules.tar.gz, unpacked into /lib/modules) → kexec -l → kexec -e
 //   install: reboot  scp bzImage to <kernel_dir>/vmlinuz-bisectd → settings.reboot_command
 //   wait       until ssh answers with a new boot id (boot_timeout); else power_cycle, wait for the default kernel,
@@ -27,6 +28,7 @@
 #include <chrono>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 namespace bisectd::lab {
@@ -63,11 +65,22 @@ private:
   void return_to_default(const BoxState& test_boot, const VisitRequest& request);
   // The runs; fills result.runs, or sets result.outcome/message when the visit must end.
   void run_all(Visit& visit, const std::string& cwd, const BoxState& boot);
+  // Copies `local` (files, or directories when `recursive`) to `to` on the box, scp's way (`to` ending in '/': into
+  // it). The first copy to a box tries sftp, then scp -O, then cat, and the box keeps the first that worked; a
+  // failure forgets it, so the next copy tries again. A refused key, a timeout or a full disk is no protocol's
+  // fault: it ends the copy at once. "" when copied, else why not (ssh_copy.cpp).
+  std::string copy_to_box(const std::vector<std::string>& local, const std::string& to, bool recursive,
+                          std::chrono::seconds timeout);
+  std::string copy_with(CopyProtocol protocol, const std::vector<std::string>& local, const std::string& to,
+                        bool recursive, std::chrono::seconds timeout);
+  std::string cat_copy(const std::vector<std::string>& local, const std::string& to, bool recursive,
+                       std::chrono::seconds timeout);
 
   MachineSpec m_spec;
   SshSettings m_settings;
   std::shared_ptr<HostCommands> m_host;
   std::mutex m_visit_mutex;
+  std::optional<CopyProtocol> m_copy_protocol; // what copies to this box use (visits only: m_visit_mutex)
   std::mutex m_description_mutex;
   std::string m_description;
 };

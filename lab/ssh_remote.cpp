@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
 #include <cstdlib>
 #include <set>
 
@@ -33,6 +34,13 @@ std::string host_for_scp(const std::string& host) {
   return host.find(':') != std::string::npos ? "[" + host + "]" : host;
 }
 
+// "755": chmod's octal mode of the rwx bits only (a setuid bit planted by a tree's build never reaches the box).
+std::string fmt_mode(unsigned mode) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%03o", mode & 0777U);
+  return buf;
+}
+
 bool valid_env_name(const std::string& name) {
   if (name.empty() || std::isdigit(static_cast<unsigned char>(name.front()))) {
     return false;
@@ -51,10 +59,23 @@ std::vector<std::string> ssh_argv(const SshSettings& s, const std::string& remot
   return argv;
 }
 
+const char* to_string(CopyProtocol protocol) {
+  switch (protocol) {
+  case CopyProtocol::sftp: return "sftp";
+  case CopyProtocol::scp: return "scp -O";
+  case CopyProtocol::cat: return "cat";
+  }
+  return "?";
+}
+
 std::vector<std::string> scp_argv(const SshSettings& s, const std::vector<std::string>& local,
-                                  const std::string& remote, bool recursive, std::chrono::seconds connect) {
+                                  const std::string& remote, bool recursive, std::chrono::seconds connect,
+                                  CopyProtocol protocol) {
   std::vector<std::string> argv = s.scp;
   argv.insert(argv.end(), {"-q", "-B"});
+  if (protocol == CopyProtocol::scp) {
+    argv.push_back("-O");
+  }
   auto options = pinned_options(s, connect);
   argv.insert(argv.end(), options.begin(), options.end());
   argv.insert(argv.end(), {"-P", std::to_string(s.port)});
@@ -65,6 +86,13 @@ std::vector<std::string> scp_argv(const SshSettings& s, const std::vector<std::s
   argv.insert(argv.end(), local.begin(), local.end());
   argv.push_back(s.user + "@" + host_for_scp(s.host) + ":" + remote);
   return argv;
+}
+
+std::string cat_copy_line(const std::string& remote_file, unsigned mode) {
+  auto slash = remote_file.rfind('/');
+  std::string dir = slash == std::string::npos || slash == 0 ? "/" : remote_file.substr(0, slash);
+  auto file = base::shell_quote(remote_file);
+  return "mkdir -p " + base::shell_quote(dir) + " && cat > " + file + " && chmod " + fmt_mode(mode) + " " + file;
 }
 
 Result<std::string> shell_join(const std::vector<std::string>& argv) {

@@ -17,9 +17,23 @@ namespace bisectd::lab {
 // HOST <remote>`: a host key not in known_hosts (or a changed one) is refused, never added; no password prompt.
 std::vector<std::string> ssh_argv(const SshSettings& s, const std::string& remote, std::chrono::seconds connect);
 
-// `scp ... [-r] -- LOCAL... USER@HOST:REMOTE` with the same pinning. `remote` is a plain path (no quoting needed).
+// How files reach a box. OpenSSH 9's scp speaks SFTP, which needs the box's SFTP subsystem (a minimal sshd_config
+// or dropbear without sftp-server has none: "scp: Connection closed"); `scp -O` speaks the legacy protocol, which
+// needs scp on the box; `cat` over ssh needs only sh, mkdir, cat and chmod there.
+enum class CopyProtocol { sftp, scp, cat };
+inline constexpr CopyProtocol k_copy_protocols[] = {CopyProtocol::sftp, CopyProtocol::scp, CopyProtocol::cat};
+// "sftp", "scp -O", "cat".
+const char* to_string(CopyProtocol protocol);
+
+// `scp ... [-O] [-r] -- LOCAL... USER@HOST:REMOTE` with the same pinning (`-O` for CopyProtocol::scp). `remote` is a
+// plain path (no quoting needed).
 std::vector<std::string> scp_argv(const SshSettings& s, const std::vector<std::string>& local,
-                                  const std::string& remote, bool recursive, std::chrono::seconds connect);
+                                  const std::string& remote, bool recursive, std::chrono::seconds connect,
+                                  CopyProtocol protocol = CopyProtocol::sftp);
+
+// The remote line that writes its stdin to `remote_file` with `mode`'s rwx bits (never setuid/setgid), its
+// directory made first, every path quoted: one file of a `cat` copy.
+std::string cat_copy_line(const std::string& remote_file, unsigned mode);
 
 // The argv as one line for a remote shell: each word shell-quoted, joined by spaces. Error (invalid_input): a NUL.
 Result<std::string> shell_join(const std::vector<std::string>& argv);

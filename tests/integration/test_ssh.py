@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """The userspace pipeline through an `ssh` machine: a real sshd started by the test on a loopback port, with its own
 host key and authorized_keys; the lab file pins that host key in known_hosts. The benchmark is copied to the "box"
-(install: none) and run there over ssh; the bisection finds the planted culprit. A second daemon whose known_hosts
-holds another key is refused with a clear error, and its known_hosts is left unchanged (the key is never learned)."""
+(install: none) and run there over ssh; the bisection finds the planted culprit. The sshd has no SFTP subsystem (a
+minimal sshd_config), so copies fall back to `scp -O`. A second daemon whose known_hosts holds another key is refused
+with a clear error, and its known_hosts is left unchanged (the key is never learned); its other box has no working
+scp at all and gets its files by `cat` over ssh."""
 import os
 import pwd
 import shutil
@@ -22,7 +24,8 @@ def current_user():
 
 
 class Sshd:
-    """sshd -D on 127.0.0.1:PORT as the current user, config, keys and pid file in `dir`; stopped by PID."""
+    """sshd -D on 127.0.0.1:PORT as the current user, config, keys and pid file in `dir`; stopped by PID. No SFTP
+    subsystem: OpenSSH's scp (SFTP by default since 9.0) fails against it with "scp: Connection closed"."""
 
     def __init__(self, dir):
         self.dir = dir
@@ -50,7 +53,6 @@ PermitRootLogin prohibit-password
 StrictModes no
 UsePAM no
 AllowUsers {current_user()}
-Subsystem sftp /usr/lib/openssh/sftp-server
 LogLevel VERBOSE
 """)
         self.proc = None
@@ -88,9 +90,10 @@ LogLevel VERBOSE
 
 
 def write_lab(path, sshd, box_dir, boxes):
-    """boxes: [(name, known_hosts, quarantine_after)], all in group `boxes`, all this host's sshd."""
+    """boxes: [(name, known_hosts, quarantine_after[, extra settings lines])], all in group `boxes`, all this host's
+    sshd."""
     text = "machines:\n"
-    for name, known_hosts, quarantine_after in boxes:
+    for name, known_hosts, quarantine_after, *extra in boxes:
         text += f"""  - name: {name}
     group: boxes
     backend: ssh
@@ -105,6 +108,7 @@ def write_lab(path, sshd, box_dir, boxes):
       ssh_timeout: 20s
       quarantine_after: {quarantine_after}
 """
+        text += "".join(f"      {line}\n" for line in extra)
     with open(path, "w") as f:
         f.write(text)
     return path
@@ -142,10 +146,18 @@ def check_monitors(env, commit):
         "time.user_time", "time.minor_page_faults") if n in example))
 
 
+def check_copies_by(env, box, protocol):
+    """The daemon found, on its first copy to `box`, that only `protocol` works there, and said so once."""
+    lines = [l.strip() for l in open(env.log_path) if f"ssh {box}: copies use {protocol} (" in l]
+    check(len(lines) == 1, f"{len(lines)} 'copies use {protocol}' lines for {box}:\n" + env.log_tail())
+    print(f"{box}: {lines[0]}")
+
+
 def wrong_key_quarantine(sshd, repo, job, box_dir, good_known_hosts):
     """box-bad's known_hosts pins another key: its visit is refused with a clear error, nothing is learned, and after
     one infra failure (quarantine_after: 1) it is quarantined; the queued request goes to box-good of the same
-    group; `bisectctl machine release` returns box-bad."""
+    group (whose `scp` always fails, as on a box with neither SFTP nor scp: its files go by `cat` over ssh);
+    `bisectctl machine release` returns box-bad."""
     env = Env("ssh-wrong-key")
     try:
         other = os.path.join(env.dir, "other_ed25519")
@@ -155,7 +167,7 @@ def wrong_key_quarantine(sshd, repo, job, box_dir, good_known_hosts):
             f.write(sshd.known_hosts_line(other))
         before = open(known).read()
         lab = write_lab(os.path.join(env.dir, "lab.yaml"), sshd, box_dir,
-                        [("box-bad", known, 1), ("box-good", good_known_hosts, 3)])
+                        [("box-bad", known, 1), ("box-good", good_known_hosts, 3, "scp: [\"false\"]")])
         env.start_daemon("--lab", lab)
         env.ctl("tree", "add", "demo", repo, "--branch", "master", "--job", job)
 
@@ -178,6 +190,7 @@ def wrong_key_quarantine(sshd, repo, job, box_dir, good_known_hosts):
         wait_for(lambda: env.ctl_json("status")["queue"].get("done", 0) >= 1, 180,
                  "the request refused on box-bad was never done on box-good")
         check(machine("box-bad")["state"] == "quarantined", "box-bad got out of quarantine by itself")
+        check_copies_by(env, "box-good", "cat")
         r = env.ctl("machine", "release", "nosuch", expect=None)
         check(r.returncode != 0 and "nosuch" in r.stderr, f"release of an unknown machine: {r.returncode} {r.stderr}")
         check("released" in env.ctl("machine", "release", "box-bad").stdout, "release did not say so")
@@ -232,6 +245,7 @@ def test(env):
         check(any(m.get("name") == "box-1" and "thread" in m.get("description", "") for m in machines),
               f"the box's description was not read over ssh: {machines}")
         check_monitors(env, shas["culprit"])
+        check_copies_by(env, "box-1", "scp -O")
         wait_for(lambda: len(env.mails()) >= 1, 120, "no mail arrived")
         text = env.mails()[0][0]
         check("thread" in text and "memory" in text, "the report does not name the box as it described itself")

@@ -53,6 +53,24 @@ TEST_CASE("base::run feeds stdin and env, honours cwd", "[base]") {
   CHECK(status->out == "hello\nx y\n/tmp\n");
 }
 
+TEST_CASE("base::run reads stdin from a file, and refuses a link in its place", "[base]") {
+  auto dir = std::filesystem::temp_directory_path() / ("bisectd-stdin-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::string big(300 * 1024, 'x'); // beyond a pipe's buffer: the child reads the file, nothing is pumped
+  REQUIRE(base::write_file_atomic(dir / "in", big + "end\n"));
+  base::Command cmd;
+  cmd.argv = {"sh", "-c", "wc -c; tail -c 4"};
+  cmd.stdin_path = dir / "in";
+  auto status = base::run(cmd);
+  REQUIRE(status);
+  CHECK(status->out == std::to_string(big.size() + 4) + "\nend\n");
+  std::filesystem::create_symlink(dir / "in", dir / "link");
+  cmd.stdin_path = dir / "link";
+  auto refused = base::run(cmd);
+  CHECK_FALSE(refused);
+  std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("base::run reports a missing program", "[base]") {
   base::Command cmd;
   cmd.argv = {"bisectd-no-such-program"};

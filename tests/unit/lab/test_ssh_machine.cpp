@@ -13,6 +13,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -32,6 +33,10 @@ public:
   bool up = true;
   std::string fail_all_ssh; // stderr of every ssh call (exit 255): unreachable, host key, auth
   bool disk_full = false;   // scp fails half-way
+  // What copies the box takes: scp over SFTP and the legacy protocol, only `scp -O` (no SFTP subsystem), or neither
+  // (no scp on the box either: only `cat` over ssh).
+  enum class Copies { sftp, legacy_only, cat_only } copies = Copies::sftp;
+  std::map<std::string, std::string> cat_copies; // remote line → the content its stdin carried
   bool kexec_refused = false;
   enum class Kexec { boots, hangs, panics, boots_other } kexec = Kexec::boots;
   std::string test_release = "6.1.0-bisectd-abc";
@@ -80,6 +85,10 @@ public:
       }
     }
     if (argv.front() == "scp") {
+      bool legacy = std::find(argv.begin(), argv.end(), "-O") != argv.end();
+      if (copies == Copies::cat_only || (copies == Copies::legacy_only && !legacy)) {
+        return failed(1, "scp: Connection closed");
+      }
       if (disk_full) {
         return failed(1, "scp: write remote \"/var/tmp/bisectd/x/bzImage\": No space left on device");
       }
@@ -88,7 +97,9 @@ public:
     REQUIRE(argv.front() == "ssh");
     const auto& line = argv.back();
     remote_lines.push_back(line);
-    if (line == lab::k_probe_command) {
+    if (contains(line, " && cat > ")) {
+      cat_copies[line] = base::read_file(command.stdin_path).value_or("(unreadable)");
+    } else if (line == lab::k_probe_command) {
       status.out = release + "\nboot-" + std::to_string(boots) + "\nBOOT_IMAGE=/vmlinuz root=/dev/sda1 quiet\n";
     } else if (contains(line, "cat /proc/cpuinfo")) {
       status.out = "processor\t: 0\nmodel name\t: Intel(R) Xeon(R) Gold 6238M CPU @ 2.10GHz\nphysical id\t: 0\n"
@@ -253,6 +264,78 @@ TEST_CASE("ssh: install none copies the artifacts to a per-visit dir and runs th
   CHECK(m.describe() == "2 threads 2 sockets Intel(R) Xeon(R) Gold 6238M CPU @ 2.10GHz with 126G memory");
   REQUIRE(m.visit(f.request(false)).has_value());
   CHECK(f.box->count("cat /proc/cpuinfo") == 1);
+}
+
+TEST_CASE("ssh: a box without an SFTP subsystem gets scp -O, found on the first copy and kept", "[lab][ssh]") {
+  SshFixture f;
+  f.box->copies = FakeBox::Copies::legacy_only;
+  auto m = f.machine("none");
+  auto scps = [&] {
+    std::vector<bool> legacy;
+    for (const auto& argv : f.box->calls) {
+      if (argv[0] == "scp") {
+        legacy.push_back(std::find(argv.begin(), argv.end(), "-O") != argv.end());
+      }
+    }
+    return legacy;
+  };
+  for (int visit = 0; visit < 2; ++visit) {
+    auto result = m.visit(f.request(false));
+    REQUIRE(result.has_value());
+    INFO(result->message);
+    CHECK(result->outcome == lab::VisitOutcome::ok);
+    CHECK(result->runs.size() == 3);
+  }
+  CHECK(scps() == std::vector<bool>{false, true, true}); // sftp refused once, then scp -O only
+  CHECK(f.box->cat_copies.empty());
+}
+
+TEST_CASE("ssh: a box without scp gets its files by cat over ssh: rwx bits only, links left out", "[lab][ssh]") {
+  SshFixture f;
+  f.box->copies = FakeBox::Copies::cat_only;
+  fs::permissions(f.artifacts / "bench", fs::perms::set_uid | fs::perms::owner_all | fs::perms::group_read |
+                                           fs::perms::group_exec | fs::perms::others_read | fs::perms::others_exec);
+  REQUIRE(base::make_dirs(f.artifacts / "sub dir"));
+  REQUIRE(base::write_file_atomic(f.artifacts / "sub dir" / "data", "data"));
+  fs::create_symlink("/etc/shadow", f.artifacts / "planted");
+  auto m = f.machine("none");
+  auto result = m.visit(f.request(false));
+  REQUIRE(result.has_value());
+  INFO(result->message);
+  CHECK(result->outcome == lab::VisitOutcome::ok);
+  CHECK(result->runs.size() == 3);
+  REQUIRE(f.box->cat_copies.size() == 3); // bench, bzImage, sub dir/data; not the link
+  std::string dir;
+  for (const auto& [line, content] : f.box->cat_copies) {
+    CHECK_FALSE(contains(line, "planted"));
+    if (line.ends_with("/bench")) {
+      CHECK(content == "#!/bin/sh\n");
+      CHECK(contains(line, "/bench && chmod 755 /var/tmp/bisectd/box-1-"));
+      dir = line.substr(line.find("cat > ") + 6);
+      dir = dir.substr(0, dir.find("/bench"));
+    }
+    if (line.ends_with("/sub dir/data'")) {
+      CHECK(content == "data");
+    }
+  }
+  REQUIRE(dir.starts_with("/var/tmp/bisectd/box-1-"));
+  CHECK(f.box->count("mkdir -p " + dir) == 3); // the visit dir (made even without files), bench's, bzImage's
+  CHECK(f.box->count("mkdir -p '" + dir + "/sub dir' &&") == 1); // a name with a space quoted, before its file
+  REQUIRE(m.visit(f.request(false)).has_value());
+  CHECK(std::count_if(f.box->calls.begin(), f.box->calls.end(), [](const auto& a) { return a[0] == "scp"; }) == 2);
+}
+
+TEST_CASE("ssh: a copy no protocol can make names what each said", "[lab][ssh]") {
+  SshFixture f;
+  f.box->copies = FakeBox::Copies::cat_only;
+  auto m = f.machine("none");
+  auto request = f.request(false);
+  request.artifact_dir = f.tmp.path() / "missing";
+  auto result = m.visit(request);
+  REQUIRE(result.has_value());
+  CHECK(result->outcome == lab::VisitOutcome::infra);
+  CHECK(contains(result->message, "copying the artifacts to the box failed: sftp: unreachable: scp: Connection "
+                                  "closed; scp -O: unreachable: scp: Connection closed; cat: "));
 }
 
 TEST_CASE("ssh: an unreachable box, a refused host key, failed authentication end the visit infra", "[lab][ssh]") {
