@@ -119,6 +119,14 @@ std::string describe_argv(const std::vector<std::string>& argv) {
   return join(quoted, " ");
 }
 
+bool same_secret(std::string_view expected, std::string_view given) {
+  unsigned char difference = expected.empty() || given.size() != expected.size() ? 1 : 0;
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    difference |= static_cast<unsigned char>(expected[i] ^ (i < given.size() ? given[i] : 0));
+  }
+  return difference == 0;
+}
+
 std::string signed_percent(double fraction) {
   if (std::isnan(fraction)) {
     return "n/a";

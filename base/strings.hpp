@@ -34,6 +34,10 @@ std::string short_sha(std::string_view sha, std::size_t n = 10);
 // A relative change as a signed percentage with one decimal: 0.0123 -> "+1.2%", -0.5 -> "-50.0%"; NaN -> "n/a".
 std::string signed_percent(double fraction);
 
+// The one constant-time comparison of a secret (an API token, a callback secret): how long it takes says nothing
+// about how much of a guess was right. False when `expected` is empty (no secret configured admits nobody).
+bool same_secret(std::string_view expected, std::string_view given);
+
 // A probability as a percentage with one decimal, never rounded up to certainty: 0.9962 -> "99.6%", anything above
 // 0.999 (0.9996 would print as "100.0%") -> "> 99.9%"; NaN -> "n/a". The one formatter of a P(culprit).
 std::string probability_percent(double probability);

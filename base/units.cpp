@@ -65,9 +65,11 @@ std::string format_duration(std::chrono::milliseconds duration) {
   if (ms < 60'000) {
     std::snprintf(buffer, sizeof buffer, "%.1fs", static_cast<double>(ms) / 1000.0);
   } else if (ms < 3'600'000) {
-    std::snprintf(buffer, sizeof buffer, "%lldm%02llds", ms / 60'000, (ms / 1000) % 60);
+    long long s = (ms / 1000) % 60;
+    std::snprintf(buffer, sizeof buffer, s == 0 ? "%lldm" : "%lldm%02llds", ms / 60'000, s);
   } else {
-    std::snprintf(buffer, sizeof buffer, "%lldh%02lldm", ms / 3'600'000, (ms / 60'000) % 60);
+    long long m = (ms / 60'000) % 60;
+    std::snprintf(buffer, sizeof buffer, m == 0 ? "%lldh" : "%lldh%02lldm", ms / 3'600'000, m);
   }
   return buffer;
 }

@@ -15,7 +15,8 @@ Result<std::chrono::milliseconds> parse_duration(std::string_view text);
 // "2%" -> 0.02, "0.02" -> 0.02 (a bare number is a fraction).
 Result<double> parse_percent(std::string_view text);
 
-// 90000 ms -> "1m30s"; 1500 ms -> "1.5s".
+// The one duration formatter (mail, CLI, pages, errors): 1500 ms -> "1.5s", 90 s -> "1m30s", 600 s -> "10m",
+// 3660 s -> "1h01m", 3600 s -> "1h".
 std::string format_duration(std::chrono::milliseconds duration);
 
 } // namespace bisectd::base

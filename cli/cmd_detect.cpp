@@ -1,4 +1,5 @@
 #include "base/fs.hpp"
+#include "base/strings.hpp"
 #include "cli/cmd_offline.hpp"
 #include "cli/detect_input.hpp"
 #include "cli/format.hpp"
@@ -74,7 +75,7 @@ std::string render_change_points(const std::vector<bisect::ChangePoint>& points,
     char confidence[32];
     std::snprintf(confidence, sizeof confidence, "%.3f", point.confidence);
     std::vector<std::string> row = {std::to_string(point.index), direction_name(point.direction),
-                                    format_relative(point.relative_change), confidence};
+                                    base::signed_percent(point.relative_change), confidence};
     if (has_ids) {
       row.insert(row.begin() + 1, point.id);
     }

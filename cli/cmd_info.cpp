@@ -2,6 +2,7 @@
 
 #include "base/glob.hpp"
 #include "base/strings.hpp"
+#include "base/units.hpp"
 #include "cli/format.hpp"
 #include "cli/table.hpp"
 #include "cli/validate.hpp"
@@ -171,7 +172,7 @@ std::string render_machines(const nlohmann::json& machines) {
 
 std::string render_status(const nlohmann::json& status) {
   std::string out = "bisectd " + field_text(status, "version") + ", up " +
-                    format_seconds(field_int(status, "uptime_s")) + ", data dir " + field_text(status, "data_dir") +
+                    base::format_duration(std::chrono::seconds(field_int(status, "uptime_s"))) + ", data dir " + field_text(status, "data_dir") +
                     "\n";
   if (!status.value("sandboxed", true)) {
     out += "UNSANDBOXED: the trees' builds and benchmarks run without bwrap and can read the data dir, its token and "

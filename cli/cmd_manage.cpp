@@ -1,6 +1,7 @@
 #include "cli/cmd_manage.hpp"
 
 #include "base/strings.hpp"
+#include "base/units.hpp"
 #include "cli/cmd_tree.hpp"
 #include "cli/format.hpp"
 #include "cli/interrupt.hpp"
@@ -332,7 +333,7 @@ std::string render_tree(const nlohmann::json& tree) {
       (heads.empty() ? "" : ", ") + branch + " " + (sha.is_string() ? base::short_sha(sha.get<std::string>()) : "-");
   }
   std::string poll = tree.contains("poll_interval_s") && tree["poll_interval_s"].is_number()
-                       ? format_seconds(tree["poll_interval_s"].get<std::int64_t>())
+                       ? base::format_duration(std::chrono::seconds(tree["poll_interval_s"].get<std::int64_t>()))
                        : "-";
   std::string watch =
     tree.contains("watch_error") && tree["watch_error"].is_string()

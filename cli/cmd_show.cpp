@@ -1,10 +1,13 @@
 #include "cli/cmd_show.hpp"
 
+#include "base/strings.hpp"
+#include "base/units.hpp"
 #include "cli/format.hpp"
 #include "cli/table.hpp"
 #include "cli/validate.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <memory>
@@ -44,9 +47,9 @@ std::string shift_text(const nlohmann::json& b) {
   }
   auto low = field_number(shift, "low");
   auto high = field_number(shift, "high");
-  std::string text = format_relative(*estimate);
+  std::string text = base::signed_percent(*estimate);
   if (low && high) {
-    text += " (95% interval " + format_relative(*low) + " .. " + format_relative(*high) + ")";
+    text += " (95% interval " + base::signed_percent(*low) + " .. " + base::signed_percent(*high) + ")";
   }
   if (shift.contains("of") && shift["of"].is_string()) {
     text += ", " + shift["of"].get<std::string>(); // the report's number; else the search's running estimate
@@ -91,7 +94,7 @@ std::string no_change_text(const nlohmann::json& b) {
   auto threshold = field_number(b, "threshold");
   std::string within;
   if (low && high && (*low != 0 || *high != 0)) { // an older daemon left them 0 for "no change"
-    within = "the most likely shift is within [" + format_relative(*low) + ", " + format_relative(*high) + "]";
+    within = "the most likely shift is within [" + base::signed_percent(*low) + ", " + base::signed_percent(*high) + "]";
   }
   std::string limit = threshold ? "±" + format_number(*threshold * 100) + "%" : "";
   std::string detail = limit + (!limit.empty() && !within.empty() ? ": " : "") + within;
@@ -151,7 +154,7 @@ void render_header(std::ostringstream& out, const nlohmann::json& b, std::int64_
   }
   if (auto seconds = field_number(b, "machine_seconds"); seconds && *seconds > 0) { // older daemons: absent
     line(out, "machine time",
-         format_seconds(static_cast<std::int64_t>(*seconds + 0.5)) + " (lab machines held for its visits)");
+         base::format_duration(std::chrono::seconds(std::llround(*seconds))) + " (lab machines held for its visits)");
   }
   if (b.contains("runs_reused")) {
     line(out, "reused runs", field_text(b, "runs_reused") + " (measured before the bisection, not in runs)");

@@ -2,6 +2,7 @@
 
 #include "base/fs.hpp"
 #include "base/strings.hpp"
+#include "base/units.hpp"
 #include "cli/exit_codes.hpp"
 #include "cli/format.hpp"
 #include "cli/table.hpp"
@@ -133,7 +134,7 @@ std::string render_trees(const nlohmann::json& reply) {
               {Align::left, Align::left, Align::left, Align::left, Align::right});
   for (const auto& tree : reply.value("trees", nlohmann::json::array())) {
     std::string poll = tree.contains("poll_interval_s") && tree["poll_interval_s"].is_number()
-                         ? format_seconds(tree["poll_interval_s"].get<std::int64_t>())
+                         ? base::format_duration(std::chrono::seconds(tree["poll_interval_s"].get<std::int64_t>()))
                          : "-";
     table.add_row({field_text(tree, "name"), field_text(tree, "url"), join_array(tree, "branches"),
                    field_text(tree, "job"), poll, join_array(tree, "notify"), heads_text(tree)});

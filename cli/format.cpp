@@ -73,12 +73,6 @@ std::string format_probability(std::optional<double> p) {
   return buffer;
 }
 
-std::string format_relative(double fraction) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%+.1f%%", fraction * 100.0);
-  return buffer;
-}
-
 std::optional<std::int64_t> parse_iso8601(const std::string& text) {
   std::tm tm{};
   int consumed = 0;
@@ -103,20 +97,6 @@ std::optional<std::int64_t> parse_iso8601(const std::string& text) {
     seconds -= sign * (off_h * 3600 + off_m * 60);
   }
   return seconds;
-}
-
-std::string format_seconds(std::int64_t seconds) {
-  seconds = std::max<std::int64_t>(seconds, 0);
-  auto unit = [](std::int64_t big, const char* big_name, std::int64_t small, const char* small_name) {
-    return std::to_string(big) + big_name + (small == 0 ? "" : std::to_string(small) + small_name);
-  };
-  if (seconds < 60) {
-    return std::to_string(seconds) + "s";
-  }
-  if (seconds < 3600) {
-    return unit(seconds / 60, "m", seconds % 60, "s");
-  }
-  return unit(seconds / 3600, "h", seconds % 3600 / 60, "m");
 }
 
 std::string format_age(const nlohmann::json& object, const char* key, std::int64_t now) {

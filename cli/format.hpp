@@ -29,8 +29,6 @@ std::string format_number(double value);
 // "0.997"; "-" when absent.
 std::string format_probability(std::optional<double> p);
 
-// A fraction as a signed percentage: 0.052 -> "+5.2%", -0.15 -> "-15.0%".
-std::string format_relative(double fraction);
 
 // True for a full hex object id (40 or 64 characters).
 bool is_full_sha(const std::string& text);
@@ -41,7 +39,5 @@ std::optional<std::int64_t> parse_iso8601(const std::string& text);
 // A compact age: "45s", "12m", "3h", "5d"; "-" when the timestamp is missing or unparsable.
 std::string format_age(const nlohmann::json& object, const char* key, std::int64_t now);
 
-// A compact duration in seconds: 75 -> "1m15s", 60 -> "1m", 7260 -> "2h1m".
-std::string format_seconds(std::int64_t seconds);
 
 } // namespace bisectd::cli

@@ -5,6 +5,8 @@
 
 #include <functional>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace bisectd::storage {
@@ -40,5 +42,6 @@ Result<std::optional<Row>> query_one(Connection& connection, std::string_view sq
 inline Value text(const std::string& s) { return Value(s); }
 inline Value integer(std::int64_t v) { return Value(v); }
 inline Value nullable_id(std::int64_t v) { return v == 0 ? Value(nullptr) : Value(v); }
+inline Value name_value(std::string_view name) { return Value(std::string(name)); } // a state's to_string
 
 } // namespace bisectd::storage

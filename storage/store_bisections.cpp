@@ -1,4 +1,4 @@
-// Detections, bisections, their events and working-state marks, reports and the mail outbox.
+// Bisections, their events and working-state marks, and the transaction that stores a result with its report.
 #include "base/clock.hpp"
 #include "storage/query.hpp"
 #include "storage/store.hpp"
@@ -43,101 +43,7 @@ BisectionRow read_bisection(const Statement& s) {
   return b;
 }
 
-constexpr std::string_view k_detection_columns =
-  "id, tree, branch, job, good, bad, metric, state, COALESCE(change, 0), COALESCE(p_value, 1), "
-  "COALESCE(bisection_id, 0), created_at, rewritten, base, note, COALESCE(request_id, 0)";
-
-DetectionRow read_detection(const Statement& s) {
-  return DetectionRow{s.column_int(0),       s.column_text(1),
-                      s.column_text(2),      s.column_text(3),
-                      s.column_text(4),      s.column_text(5),
-                      s.column_text(6),      parse_detection_state(s.column_text(7)).value_or(DetectionState::rejected),
-                      s.column_double(8),    s.column_double(9),
-                      s.column_int(10),      s.column_int(11),
-                      s.column_int(12) != 0, s.column_text(13),
-                      s.column_text(14),     s.column_int(15)};
-}
-
-constexpr std::string_view k_report_columns =
-  "r.id, r.bisection_id, r.subject, r.sender, r.to_list, r.cc_list, r.message_id, COALESCE(r.in_reply_to, ''), "
-  "r.body, r.text, r.created_at, COALESCE(o.state = 'sent', 0), COALESCE(r.repeat_of, 0), r.text_all";
-constexpr int k_report_column_count = 14;
-
-ReportRow read_report(const Statement& s) {
-  return ReportRow{s.column_int(0),
-                   s.column_int(1),
-                   s.column_text(2),
-                   s.column_text(3),
-                   decode_string_list(s.column_text(4)),
-                   decode_string_list(s.column_text(5)),
-                   s.column_text(6),
-                   s.column_text(7),
-                   s.column_text(8),
-                   s.column_text(9),
-                   s.column_text(13),
-                   s.column_int(10),
-                   s.column_int(11) != 0,
-                   s.column_int(12)};
-}
-
-Value name_value(std::string_view name) { return Value(std::string(name)); }
-
 } // namespace
-
-Result<std::int64_t> Store::add_detection(const DetectionRow& d) {
-  std::lock_guard lock(m_connection->mutex());
-  BISECTD_TRY(m_connection->run("INSERT INTO detections (tree, branch, job, good, bad, metric, state, change, p_value, "
-                                "created_at, bisection_id, rewritten, base, note, request_id) "
-                                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                                {text(d.tree), text(d.branch), text(d.job), text(d.good), text(d.bad), text(d.metric),
-                                 name_value(to_string(d.state)), Value(d.change), Value(d.p_value),
-                                 integer(base::unix_now()), nullable_id(d.bisection_id), integer(d.rewritten ? 1 : 0),
-                                 text(d.base), text(d.note), nullable_id(d.request_id)}));
-  return m_connection->last_insert_id();
-}
-
-Result<std::optional<DetectionRow>> Store::detection(const std::string& tree, const std::string& job,
-                                                     const std::string& good, const std::string& bad) {
-  return query_one<DetectionRow>(*m_connection,
-                                 "SELECT " + std::string(k_detection_columns) +
-                                   " FROM detections WHERE tree = ? AND job = ? AND good = ? AND bad = ?",
-                                 {text(tree), text(job), text(good), text(bad)}, read_detection);
-}
-
-Result<std::vector<DetectionRow>> Store::detections(const std::string& tree) {
-  return query<DetectionRow>(*m_connection,
-                             "SELECT " + std::string(k_detection_columns) +
-                               " FROM detections WHERE (? = '' OR tree = ?) ORDER BY id DESC",
-                             {text(tree), text(tree)}, read_detection);
-}
-
-Result<std::vector<DetectionRow>> Store::detections_in_state(DetectionState state) {
-  return query<DetectionRow>(
-    *m_connection, "SELECT " + std::string(k_detection_columns) + " FROM detections WHERE state = ? ORDER BY id",
-    {name_value(to_string(state))}, read_detection);
-}
-
-Status Store::set_detection_state(std::int64_t id, DetectionState state, std::int64_t bisection_id,
-                                  std::optional<double> change) {
-  if (change) {
-    BISECTD_TRY(
-      m_connection->run("UPDATE detections SET state = ?, bisection_id = ?, change = ? WHERE id = ?",
-                        {name_value(to_string(state)), nullable_id(bisection_id), Value(*change), integer(id)}));
-    return {};
-  }
-  BISECTD_TRY(m_connection->run("UPDATE detections SET state = ?, bisection_id = ? WHERE id = ?",
-                                {name_value(to_string(state)), nullable_id(bisection_id), integer(id)}));
-  return {};
-}
-
-Status Store::update_detection(const DetectionRow& d) {
-  BISECTD_TRY(m_connection->run(
-    "UPDATE detections SET state = ?, bisection_id = ?, change = ?, p_value = ?, rewritten = ?, base = ?, note = ?, "
-    "request_id = ? WHERE id = ?",
-    {name_value(to_string(d.state)), nullable_id(d.bisection_id), Value(d.change), Value(d.p_value),
-     integer(d.rewritten ? 1 : 0), text(d.base), text(d.note), nullable_id(d.request_id), integer(d.id)}));
-  return {};
-}
 
 Result<std::int64_t> Store::add_bisection(const BisectionRow& b) {
   std::lock_guard lock(m_connection->mutex());
@@ -366,87 +272,6 @@ Status Store::finish_bisection(const BisectionRow& bisection, const std::optiona
     }
   }
   return txn.commit();
-}
-
-Result<std::optional<ReportRow>> Store::report(std::int64_t bisection_id) {
-  return query_one<ReportRow>(*m_connection,
-                              "SELECT " + std::string(k_report_columns) +
-                                " FROM reports r LEFT JOIN outbox o ON o.report_id = r.id WHERE r.bisection_id = ?",
-                              {integer(bisection_id)}, read_report);
-}
-
-Result<std::optional<ReportRow>> Store::first_report(const std::string& tree, const std::string& job,
-                                                     const std::string& culprit, std::int64_t except_bisection) {
-  return query_one<ReportRow>(*m_connection,
-                              "SELECT " + std::string(k_report_columns) +
-                                " FROM reports r JOIN bisections b ON b.id = r.bisection_id"
-                                " LEFT JOIN outbox o ON o.report_id = r.id"
-                                " WHERE b.tree = ? AND b.job = ? AND b.culprit = ? AND b.id != ?"
-                                " AND r.repeat_of IS NULL ORDER BY r.id LIMIT 1",
-                              {text(tree), text(job), text(culprit), integer(except_bisection)}, read_report);
-}
-
-namespace {
-
-Result<std::vector<std::pair<OutboxRow, ReportRow>>> mail_where(Connection& connection, const std::string& where,
-                                                                const std::vector<Value>& params) {
-  return query<std::pair<OutboxRow, ReportRow>>(
-    connection,
-    "SELECT " + std::string(k_report_columns) +
-      ", o.id, o.report_id, o.state, o.attempts, o.next_attempt_at, COALESCE(o.last_error, '') "
-      "FROM outbox o JOIN reports r ON o.report_id = r.id WHERE " +
-      where + " ORDER BY o.id",
-    params, [](const Statement& s) {
-      constexpr int k = k_report_column_count; // the outbox's columns follow the report's
-      OutboxRow o{s.column_int(k), s.column_int(k + 1),
-                  parse_outbox_state(s.column_text(k + 2)).value_or(OutboxState::failed), s.column_int(k + 3),
-                  s.column_int(k + 4), s.column_text(k + 5)};
-      return std::pair{o, read_report(s)};
-    });
-}
-
-} // namespace
-
-Result<std::vector<std::pair<OutboxRow, ReportRow>>> Store::due_mail(std::int64_t now) {
-  return mail_where(*m_connection, "o.state = 'pending' AND o.next_attempt_at <= ?", {integer(now)});
-}
-
-Result<std::vector<std::pair<OutboxRow, ReportRow>>> Store::interrupted_mail() {
-  return mail_where(*m_connection, "o.state = 'sending'", {});
-}
-
-Result<bool> Store::mark_mail_sending(std::int64_t outbox_id) {
-  BISECTD_TRY_ASSIGN(int changed, m_connection->run("UPDATE outbox SET state = 'sending' WHERE id = ? AND "
-                                                    "state = 'pending'",
-                                                    {integer(outbox_id)}));
-  return changed == 1;
-}
-
-Status Store::mark_mail_sent(std::int64_t outbox_id) {
-  BISECTD_TRY(m_connection->run("UPDATE outbox SET state = 'sent', attempts = attempts + 1, sent_at = ?, "
-                                "last_error = NULL WHERE id = ?",
-                                {integer(base::unix_now()), integer(outbox_id)}));
-  return {};
-}
-
-Result<std::optional<OutboxRow>> Store::report_mail(std::int64_t report_id) {
-  return query_one<OutboxRow>(*m_connection,
-                              "SELECT id, report_id, state, attempts, next_attempt_at, COALESCE(last_error, '') "
-                              "FROM outbox WHERE report_id = ?",
-                              {integer(report_id)}, [](const Statement& s) {
-                                return OutboxRow{s.column_int(0), s.column_int(1),
-                                                 parse_outbox_state(s.column_text(2)).value_or(OutboxState::failed),
-                                                 s.column_int(3), s.column_int(4), s.column_text(5)};
-                              });
-}
-
-Status Store::mark_mail_failed(std::int64_t outbox_id, const std::string& error, std::int64_t next_attempt_at,
-                               bool give_up) {
-  BISECTD_TRY(m_connection->run("UPDATE outbox SET state = ?, attempts = attempts + 1, last_error = ?, "
-                                "next_attempt_at = ? WHERE id = ?",
-                                {name_value(to_string(give_up ? OutboxState::failed : OutboxState::pending)),
-                                 text(error), integer(next_attempt_at), integer(outbox_id)}));
-  return {};
 }
 
 } // namespace bisectd::storage

@@ -2,6 +2,7 @@
 // LAVA's dispatchers (settings.artifact_url http) under an unguessable per-visit directory, read-only.
 
 #include "base/fs.hpp"
+#include "base/strings.hpp"
 #include "daemon/api/api.hpp"
 
 #include <algorithm>
@@ -13,15 +14,6 @@ namespace {
 
 constexpr std::string_view k_notify_prefix = "/lava/notify/";
 
-// Constant time in the content, as Api::authorized.
-bool same_secret(const std::string& expected, const std::string& given) {
-  unsigned char difference = expected.empty() || given.size() != expected.size() ? 1 : 0;
-  for (std::size_t i = 0; i < expected.size(); ++i) {
-    difference |= static_cast<unsigned char>(expected[i] ^ (i < given.size() ? given[i] : 0));
-  }
-  return difference == 0;
-}
-
 bool is_secret(const std::string& text) {
   return text.size() == 32 && std::all_of(text.begin(), text.end(), [](char c) {
            return std::isdigit(static_cast<unsigned char>(c)) || (c >= 'a' && c <= 'f');
@@ -32,7 +24,7 @@ bool is_secret(const std::string& text) {
 
 bool Api::lava_callback_authorized(const std::string& target, const std::string& authorization) const {
   // LAVA sends the token's value as the whole header (no scheme).
-  return target.rfind(k_notify_prefix, 0) == 0 && same_secret(m_context.lava.callback_secret, authorization);
+  return target.rfind(k_notify_prefix, 0) == 0 && base::same_secret(m_context.lava.callback_secret, authorization);
 }
 
 HttpResponse post_lava_notify(ApiContext& c, const Call& call) {

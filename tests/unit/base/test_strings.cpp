@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 using namespace bisectd;
 
 TEST_CASE("base::is_valid_name", "[base]") {
@@ -35,6 +37,27 @@ TEST_CASE("base::parse_duration and parse_percent", "[base]") {
   CHECK(base::parse_percent("2%").value() == Approx(0.02));
   CHECK(base::parse_percent("0.5").value() == Approx(0.5));
   CHECK_FALSE(base::parse_percent("x%"));
+}
+
+TEST_CASE("base::format_duration and signed_percent: the one formatter of each, for mail, CLI and pages", "[base]") {
+  using namespace std::chrono_literals;
+  CHECK(base::format_duration(1500ms) == "1.5s");
+  CHECK(base::format_duration(12s) == "12.0s");
+  CHECK(base::format_duration(75s) == "1m15s");
+  CHECK(base::format_duration(600s) == "10m");
+  CHECK(base::format_duration(3600s) == "1h"); // a bisection's machine time reads the same in `show` and the mail
+  CHECK(base::format_duration(7260s) == "2h01m");
+  CHECK(base::signed_percent(-0.152) == "-15.2%");
+  CHECK(base::signed_percent(0.05) == "+5.0%");
+  CHECK(base::signed_percent(std::nan("")) == "n/a");
+}
+
+TEST_CASE("base::same_secret: equal secrets only, never an empty one", "[base]") {
+  CHECK(base::same_secret("Bearer s3cret", "Bearer s3cret"));
+  CHECK_FALSE(base::same_secret("Bearer s3cret", "Bearer s3creT"));
+  CHECK_FALSE(base::same_secret("Bearer s3cret", "Bearer s3cre"));
+  CHECK_FALSE(base::same_secret("Bearer s3cret", "Bearer s3cret "));
+  CHECK_FALSE(base::same_secret("", ""));
 }
 
 TEST_CASE("base::split_lines drops CR and the trailing empty line", "[base]") {

@@ -51,13 +51,7 @@ TEST_CASE("cli format helpers", "[cli]") {
   CHECK(field_text(object, "flag") == "yes");
   CHECK(format_probability(0.99734) == "0.997");
   CHECK(format_probability(std::nullopt) == "-");
-  CHECK(format_relative(-0.152) == "-15.2%");
-  CHECK(format_relative(0.05) == "+5.0%");
   CHECK(format_number(0.0123) == "0.0123");
-  CHECK(format_seconds(75) == "1m15s");
-  CHECK(format_seconds(7260) == "2h1m");
-  CHECK(format_seconds(60) == "1m");
-  CHECK(format_seconds(7200) == "2h");
 
   std::int64_t at = *parse_iso8601("2026-11-29T22:00:00Z");
   CHECK(parse_iso8601("2026-11-29T23:00:00+01:00") == at);

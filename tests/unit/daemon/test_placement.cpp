@@ -62,7 +62,7 @@ TEST_CASE("placement: a request is due only after the timeout, counted from when
   REQUIRE(due.size() == 1);
   CHECK(due[0].request.id == 7);
   CHECK(due[0].reason ==
-        "every machine of group 'x86' is in quarantine: a (infra: ssh: connection refused) for 10m00s");
+        "every machine of group 'x86' is in quarantine: a (infra: ssh: connection refused) for 10m");
 
   PlacementWatch again(std::chrono::seconds(600));
   CHECK(again.due(queued, quarantined, 1000).empty());
