@@ -3,6 +3,7 @@
 #include "base/glob.hpp"
 #include "base/strings.hpp"
 #include "base/units.hpp"
+#include "cli/exit_codes.hpp"
 #include "cli/format.hpp"
 #include "cli/table.hpp"
 #include "cli/validate.hpp"
@@ -171,9 +172,9 @@ std::string render_machines(const nlohmann::json& machines) {
 }
 
 std::string render_status(const nlohmann::json& status) {
-  std::string out = "bisectd " + field_text(status, "version") + ", up " +
-                    base::format_duration(std::chrono::seconds(field_int(status, "uptime_s"))) + ", data dir " + field_text(status, "data_dir") +
-                    "\n";
+  auto uptime = base::format_duration(std::chrono::seconds(field_int(status, "uptime_s")));
+  std::string out =
+    "bisectd " + field_text(status, "version") + ", up " + uptime + ", data dir " + field_text(status, "data_dir") + "\n";
   if (!status.value("sandboxed", true)) {
     out += "UNSANDBOXED: the trees' builds and benchmarks run without bwrap and can read the data dir, its token and "
            "the network: " + field_text(status, "unsandboxed_because") + "\n";
@@ -264,6 +265,55 @@ std::string render_noise(const nlohmann::json& noise) {
   return table.rows() == 0 ? std::string("no metrics with history yet\n") : table.render();
 }
 
+namespace {
+
+struct CheckOptions {
+  std::string name;
+  bool power = false;
+  bool json = false;
+};
+
+Status valid_machine_name(const std::string& name) {
+  if (name.empty() || name.find_first_of("/?#% \n") != std::string::npos) {
+    return usage_error("NAME: '" + name + "' is not a machine name");
+  }
+  return {};
+}
+
+// One line a check: "ok    reach    root@box:22 answers: ..."; a check the machine's settings do not need is "--".
+std::string render_check(const nlohmann::json& reply) {
+  Table table({"", "CHECK", "DETAIL"}, {Align::left, Align::left, Align::left});
+  for (const auto& line : reply.value("checks", nlohmann::json::array())) {
+    bool ok = line.value("ok", false);
+    table.add_row({ok ? "ok" : line.value("needed", true) ? "FAIL" : "--", field_text(line, "check"),
+                   field_text(line, "detail")});
+  }
+  return "machine " + field_text(reply, "machine") + ": " + (reply.value("ok", false) ? "ok" : "not ready") + "\n" +
+         table.render();
+}
+
+Status check_machine(Context& context, const CheckOptions& options) {
+  BISECTD_TRY(valid_machine_name(options.name));
+  // ssh round trips with their timeouts; with --power also the box's boot.
+  auto timeout = options.power ? std::chrono::minutes(20) : std::chrono::minutes(5);
+  BISECTD_TRY_ASSIGN(HttpClient client, context.writer(timeout));
+  BISECTD_TRY_ASSIGN(nlohmann::json reply, client.post_json("/api/v1/machines/" + options.name + "/check",
+                                                           {{"power", options.power}}));
+  context.out() << (options.json ? reply.dump(2) + "\n" : render_check(reply));
+  if (reply.value("ok", false)) {
+    return {};
+  }
+  std::vector<std::string> failed;
+  for (const auto& line : reply.value("checks", nlohmann::json::array())) {
+    if (!line.value("ok", false) && line.value("needed", true)) {
+      failed.push_back(field_text(line, "check"));
+    }
+  }
+  return make_error(ErrorCode::generic, "machine " + options.name + " is not ready: " + base::join(failed, ", "));
+}
+
+} // namespace
+
 void register_info_commands(CLI::App& app, Context& context, Registry& registry) {
   CLI::App* command = nullptr;
   auto status_options = add_json_command(app, "status", "daemon health, queue and machines", command);
@@ -285,15 +335,21 @@ void register_info_commands(CLI::App& app, Context& context, Registry& registry)
   auto release = machine->add_subcommand("release", "return a quarantined machine to service");
   release->add_option("NAME", *release_name, "machine name (as in the lab file)")->required();
   registry.add(release, [&context, release_name]() -> Status {
-    if (release_name->empty() || release_name->find_first_of("/?#% \n") != std::string::npos) {
-      return make_error(ErrorCode::invalid_input, "NAME: '" + *release_name + "' is not a machine name");
-    }
+    BISECTD_TRY(valid_machine_name(*release_name));
     BISECTD_TRY_ASSIGN(HttpClient client, context.writer());
     BISECTD_TRY_ASSIGN(nlohmann::json reply,
                        client.post_json("/api/v1/machines/" + *release_name + "/release", nlohmann::json::object()));
     context.out() << "machine " << field_text(reply, "machine") << " released\n";
     return {};
   });
+
+  auto check_options = std::make_shared<CheckOptions>();
+  auto check = machine->add_subcommand("check", "check a machine before trusting it: reach, host key, root, kexec, "
+                                                "disk, copies, console, power (exit 1 when a needed check fails)");
+  check->add_option("NAME", check_options->name, "machine name (as in the lab file)")->required();
+  check->add_flag("--power", check_options->power, "run the power command for real and wait for the box");
+  check->add_flag("--json", check_options->json, "print the daemon's JSON reply");
+  registry.add(check, [&context, check_options] { return check_machine(context, *check_options); });
 
   auto results_options = add_json_command(app, "results", "stored samples of a commit", command);
   command->add_option("COMMIT", results_options->commit, "sha or prefix (7+ hex characters), or a ref with --tree")

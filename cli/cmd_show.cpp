@@ -94,7 +94,8 @@ std::string no_change_text(const nlohmann::json& b) {
   auto threshold = field_number(b, "threshold");
   std::string within;
   if (low && high && (*low != 0 || *high != 0)) { // an older daemon left them 0 for "no change"
-    within = "the most likely shift is within [" + base::signed_percent(*low) + ", " + base::signed_percent(*high) + "]";
+    within =
+      "the most likely shift is within [" + base::signed_percent(*low) + ", " + base::signed_percent(*high) + "]";
   }
   std::string limit = threshold ? "±" + format_number(*threshold * 100) + "%" : "";
   std::string detail = limit + (!limit.empty() && !within.empty() ? ": " : "") + within;
@@ -142,6 +143,9 @@ void render_answer(std::ostringstream& out, const nlohmann::json& b) {
 
 void render_header(std::ostringstream& out, const nlohmann::json& b, std::int64_t now) {
   out << "bisection " << field_text(b, "id") << ": " << field_text(b, "state") << '\n';
+  if (b.contains("waiting_for") && b["waiting_for"].is_string()) { // a queued request no machine can take
+    line(out, "waiting for", b["waiting_for"].get<std::string>());
+  }
   line(out, "tree", field_text(b, "tree") + " (branch " + field_text(b, "branch") + ")");
   line(out, "job", field_text(b, "job") + " (metric " + field_text(b, "metric") + ")");
   line(out, "good", field_text(b, "good"));

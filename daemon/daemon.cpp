@@ -162,6 +162,19 @@ void Daemon::wire_rooms(const std::string& token) {
     }
     return released;
   };
+  api_context.check_machine = [this](const std::string& name,
+                                     const lab::CheckOptions& options) -> Result<std::vector<lab::CheckLine>> {
+    int slot = m_machines->slot_of(name);
+    if (slot < 0) {
+      std::vector<std::string> names;
+      for (const auto& m : m_machines->machines()) {
+        names.push_back(m.name);
+      }
+      return make_error(ErrorCode::not_found,
+                        "no machine named '" + name + "' (the lab has: " + base::join(names, ", ") + ")");
+    }
+    return m_machines->machine(static_cast<std::size_t>(slot)).check(options);
+  };
   api_context.lava = lava_hooks(m_config.machines);
   m_api = std::make_unique<api::Api>(std::move(api_context), token);
   m_http = std::make_unique<api::HttpServer>(m_io, m_pool, *m_api);

@@ -4,6 +4,7 @@
 
 #include "base/error.hpp"
 #include "base/process.hpp"
+#include "lab/check_line.hpp"
 #include "lab/settings.hpp"
 
 #include <atomic>
@@ -129,6 +130,9 @@ public:
   [[nodiscard]] virtual const MachineSpec& spec() const = 0;
   // Performs one visit. Errors only for invalid requests; machine trouble is VisitOutcome::infra.
   virtual Result<VisitResult> visit(const VisitRequest& request) = 0;
+  // What a visit will need from the machine, checked without one (`bisectctl machine check`): one line per check.
+  // Default: a line saying the backend has no check of its own (a visit finds out).
+  virtual std::vector<CheckLine> check(const CheckOptions& options);
   // How many visits this machine can run at once (a LAVA device type: its idle devices). Default one.
   [[nodiscard]] virtual int slots() { return 1; }
   // What the machine is ("88 threads 2 sockets Intel(R) Xeon(R) ... with 128G memory"): the lab file's

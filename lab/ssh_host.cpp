@@ -16,6 +16,7 @@ public:
   Result<base::ExitStatus> run(const base::Command& command) override { return base::run(command); }
   void sleep(std::chrono::milliseconds duration) override { std::this_thread::sleep_for(duration); }
   std::chrono::steady_clock::time_point now() override { return std::chrono::steady_clock::now(); }
+  bool has_program(const std::string& program) override { return base::find_program(program).has_value(); }
 };
 
 // Below this much room left, the console is not reconnected again.

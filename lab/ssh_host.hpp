@@ -22,6 +22,8 @@ public:
   virtual Result<base::ExitStatus> run(const base::Command& command) = 0;
   virtual void sleep(std::chrono::milliseconds duration) = 0;
   virtual std::chrono::steady_clock::time_point now() = 0;
+  // Whether `program` is found (PATH lookup, or the path itself): a machine check's dry run of the power command.
+  virtual bool has_program(const std::string& program) = 0;
 };
 std::shared_ptr<HostCommands> real_host_commands();
 

@@ -45,6 +45,9 @@ public:
   [[nodiscard]] const SshSettings& settings() const { return m_settings; }
   // Errors: an invalid request (empty command, no bzImage for a kernel install, a NUL in an argument).
   Result<VisitResult> visit(const VisitRequest& request) override;
+  // Reachable with the pinned key, root, kexec allowed, free disk, perf, how copies get there, the console and
+  // power commands (ssh_machine_check.cpp); "busy" while a visit runs.
+  std::vector<CheckLine> check(const CheckOptions& options) override;
   // The lab file's description, else what the box said once over ssh (CPU model, threads, sockets, memory).
   [[nodiscard]] std::string describe() override;
   [[nodiscard]] int quarantine_after() const override { return m_settings.quarantine_after; }
@@ -73,6 +76,9 @@ private:
                           std::chrono::seconds timeout);
   std::string copy_with(CopyProtocol protocol, const std::vector<std::string>& local, const std::string& to,
                         bool recursive, std::chrono::seconds timeout);
+  void check_box(std::vector<CheckLine>& lines);
+  CheckLine check_console();
+  CheckLine check_power(const CheckOptions& options, const std::string& boot_id);
   std::string cat_copy(const std::vector<std::string>& local, const std::string& to, bool recursive,
                        std::chrono::seconds timeout);
 

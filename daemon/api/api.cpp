@@ -14,6 +14,7 @@ constexpr Route<ApiContext> k_routes[] = {
   {"GET", "/api/v1/status", &get_status},
   {"GET", "/api/v1/machines", &get_machines},
   {"POST", "/api/v1/machines/{name}/release", &post_machine_release},
+  {"POST", "/api/v1/machines/{name}/check", &post_machine_check},
   {"GET", "/api/v1/jobs", &get_jobs},
   {"GET", "/api/v1/trees", &get_trees},
   {"POST", "/api/v1/trees", &post_tree},

@@ -3,6 +3,7 @@
 #include "daemon/api/resources.hpp"
 #include "daemon/api/views.hpp"
 #include "daemon/core/requests.hpp"
+#include "daemon/core/unplaceable.hpp"
 #include "report/change_table.hpp"
 
 #include <algorithm>
@@ -161,6 +162,8 @@ HttpResponse get_bisection(ApiContext& c, const Call& call) {
   out["chain_length"] = chain.size();
   out["tested"] = tested;
   out["requests"] = requests_json(requests);
+  auto waiting = b.state == storage::BisectionState::running ? waiting_for(requests, c.lab.machines()) : std::nullopt;
+  out["waiting_for"] = waiting ? json(*waiting) : json(nullptr); // a queued request no machine can take, and why
   out["error"] = b.error.empty() ? json(nullptr) : json(b.error);
   if (!loaded) {
     out["error"] = loaded.error().message;

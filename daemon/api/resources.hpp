@@ -61,6 +61,9 @@ struct ApiContext {
   std::shared_ptr<TreeChanges> tree_changes = std::make_shared<TreeChanges>();
   // Returns a quarantined machine to service: false when it was not quarantined, not_found for no such machine.
   std::function<Result<bool>(const std::string& name)> release_machine;
+  // Checks a machine without a visit (lab::Machine::check): not_found, naming the machines, for no such machine.
+  std::function<Result<std::vector<lab::CheckLine>>(const std::string& name, const lab::CheckOptions& options)>
+    check_machine;
   LavaHooks lava{};
 };
 
@@ -68,6 +71,7 @@ struct ApiContext {
 HttpResponse get_status(ApiContext& c, const Call& call);
 HttpResponse get_machines(ApiContext& c, const Call& call);
 HttpResponse post_machine_release(ApiContext& c, const Call& call);
+HttpResponse post_machine_check(ApiContext& c, const Call& call);
 HttpResponse get_jobs(ApiContext& c, const Call& call);
 // trees.cpp
 HttpResponse get_trees(ApiContext& c, const Call& call);

@@ -1,5 +1,6 @@
 // GET status, machines, jobs.
 #include "base/clock.hpp"
+#include "daemon/api/body.hpp"
 #include "daemon/api/page.hpp"
 #include "daemon/api/resources.hpp"
 #include "daemon/api/views.hpp"
@@ -45,6 +46,28 @@ HttpResponse post_machine_release(ApiContext& c, const Call& call) {
     return error_response(409, "machine " + name + " is not quarantined");
   }
   return json_response(200, {{"machine", name}, {"state", "idle"}});
+}
+
+// Checks a machine now, without a visit (blocks this pool thread for the checks' ssh round trips; with power: true,
+// for the power cycle and the wait for the box). 200 with every line, `ok` false when a needed check failed.
+HttpResponse post_machine_check(ApiContext& c, const Call& call) {
+  const auto& name = call.params.at("name");
+  auto power = bool_field(call.body, "power", false);
+  if (!power) {
+    return error_response(power.error());
+  }
+  if (!c.check_machine) {
+    return error_response(404, "no machine named '" + name + "'");
+  }
+  auto lines = c.check_machine(name, lab::CheckOptions{*power});
+  if (!lines) {
+    return error_response(lines.error());
+  }
+  json checks = json::array();
+  for (const auto& line : *lines) {
+    checks.push_back({{"check", line.name}, {"ok", line.ok}, {"needed", line.needed}, {"detail", line.detail}});
+  }
+  return json_response(200, {{"machine", name}, {"ok", lab::check_passed(*lines)}, {"checks", checks}});
 }
 
 // Trees whose last fetch failed: what an operator must look at first.

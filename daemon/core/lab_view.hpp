@@ -2,6 +2,8 @@
 // What the daemon's parts may know about the lab's machines: names, groups, descriptions and what each is doing.
 // The machines themselves belong to the dispatcher (daemon/run/machine_slots.hpp).
 
+#include "lab/check_line.hpp"
+
 #include <string>
 #include <vector>
 

@@ -1,9 +1,8 @@
 #pragma once
-// Requests no machine can take: pinned to a machine the lab does not have or one in quarantine, or queued for a
-// group with no machine or with every machine in quarantine. Such a request would wait for good (a bisection
-// stuck at "running" across restarts); after `timeout` it fails, with its bisection, naming why.
+// Requests no machine can take (daemon/core/unplaceable.hpp) would wait for good (a bisection stuck at "running"
+// across restarts); after `timeout` such a request fails, with its bisection, naming why.
 
-#include "daemon/core/lab_view.hpp"
+#include "daemon/core/unplaceable.hpp"
 #include "storage/rows.hpp"
 
 #include <chrono>
@@ -14,10 +13,6 @@
 #include <vector>
 
 namespace bisectd::daemon::run {
-
-// Why no machine can take `request`, or nullopt when one could (busy or idle).
-std::optional<std::string> unplaceable_reason(const storage::RequestRow& request,
-                                              const std::vector<MachineInfo>& machines);
 
 struct Unplaceable {
   storage::RequestRow request;

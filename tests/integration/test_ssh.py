@@ -7,6 +7,7 @@ with a clear error, and its known_hosts is left unchanged (the key is never lear
 scp at all and gets its files by `cat` over ssh."""
 import os
 import pwd
+import re
 import shutil
 import signal
 import subprocess
@@ -25,7 +26,8 @@ def current_user():
 
 class Sshd:
     """sshd -D on 127.0.0.1:PORT as the current user, config, keys and pid file in `dir`; stopped by PID. No SFTP
-    subsystem: OpenSSH's scp (SFTP by default since 9.0) fails against it with "scp: Connection closed"."""
+    subsystem: OpenSSH's scp (SFTP by default since 9.0) fails against it with "scp: Connection closed". An
+    authorized key may set PATH (PermitUserEnvironment PATH: test_machine_check's box without kexec)."""
 
     def __init__(self, dir):
         self.dir = dir
@@ -50,6 +52,7 @@ PubkeyAuthentication yes
 PasswordAuthentication no
 KbdInteractiveAuthentication no
 PermitRootLogin prohibit-password
+PermitUserEnvironment PATH
 StrictModes no
 UsePAM no
 AllowUsers {current_user()}
@@ -90,25 +93,17 @@ LogLevel VERBOSE
 
 
 def write_lab(path, sshd, box_dir, boxes):
-    """boxes: [(name, known_hosts, quarantine_after[, extra settings lines])], all in group `boxes`, all this host's
-    sshd."""
+    """boxes: [(name, known_hosts, quarantine_after[, "key: value" settings...])], all this host's sshd, in group
+    `boxes` unless a "group: G" says otherwise; a setting given replaces the default of that key."""
     text = "machines:\n"
     for name, known_hosts, quarantine_after, *extra in boxes:
-        text += f"""  - name: {name}
-    group: boxes
-    backend: ssh
-    settings:
-      host: 127.0.0.1
-      port: {sshd.port}
-      user: {current_user()}
-      identity_file: {sshd.client_key}
-      known_hosts: {known_hosts}
-      install: none
-      kernel_dir: {box_dir}
-      ssh_timeout: 20s
-      quarantine_after: {quarantine_after}
-"""
-        text += "".join(f"      {line}\n" for line in extra)
+        given = dict(line.split(": ", 1) for line in extra)
+        settings = {"host": "127.0.0.1", "port": sshd.port, "user": current_user(), "identity_file": sshd.client_key,
+                    "known_hosts": known_hosts, "install": "none", "kernel_dir": box_dir, "ssh_timeout": "20s",
+                    "quarantine_after": quarantine_after}
+        settings.update({k: v for k, v in given.items() if k != "group"})
+        text += f"  - name: {name}\n    group: {given.get('group', 'boxes')}\n    backend: ssh\n    settings:\n"
+        text += "".join(f"      {key}: {value}\n" for key, value in settings.items())
     with open(path, "w") as f:
         f.write(text)
     return path
@@ -246,6 +241,10 @@ def test(env):
               f"the box's description was not read over ssh: {machines}")
         check_monitors(env, shas["culprit"])
         check_copies_by(env, "box-1", "scp -O")
+        r = env.ctl("machine", "check", "box-1")
+        print("machine check box-1:\n" + r.stdout)
+        check(re.search(r"^ok\s+copy\s+copies use scp -O", r.stdout, re.M) and "machine box-1: ok" in r.stdout,
+              f"check of the good box:\n{r.stdout}")
         wait_for(lambda: len(env.mails()) >= 1, 120, "no mail arrived")
         text = env.mails()[0][0]
         check("thread" in text and "memory" in text, "the report does not name the box as it described itself")

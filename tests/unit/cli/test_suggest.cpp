@@ -55,7 +55,7 @@ TEST_CASE("bisectctl keeps the parser's message when every word is known", "[cli
 TEST_CASE("bisectctl names the commands of a group given alone", "[cli][suggest]") {
   auto r = run_cli({"machine"});
   CHECK(r.code == 2);
-  CHECK(r.err == "bisectctl: error: machine: name one of its commands: release\n");
+  CHECK(r.err == "bisectctl: error: machine: name one of its commands: release, check\n");
   auto none = run_cli({});
   CHECK(none.code == 2);
   CHECK(none.err.find("no command given (one of: ") != std::string::npos);

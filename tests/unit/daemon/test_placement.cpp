@@ -1,5 +1,6 @@
 // Requests no machine can take: the reasons (pinned to a missing or quarantined machine, a group without machines
-// or with all of them quarantined) and the timeout, which starts over when the request becomes placeable again.
+// or with all of them quarantined), what a bisection waits for, and the timeout, which starts over when the request
+// becomes placeable again.
 #include "daemon/run/placement.hpp"
 
 #include <catch2/catch.hpp>
@@ -7,7 +8,7 @@
 using namespace bisectd;
 using daemon::MachineInfo;
 using daemon::run::PlacementWatch;
-using daemon::run::unplaceable_reason;
+using daemon::unplaceable_reason;
 
 namespace {
 
@@ -48,6 +49,15 @@ TEST_CASE("placement: each way a request cannot be placed is named", "[daemon][p
         std::optional<std::string>("pinned to machine 'gone', which the lab does not have"));
   CHECK(unplaceable_reason(request(4, "arm", "a"), lab) ==
         std::optional<std::string>("pinned to machine a (infra: ssh: connection refused), which is in quarantine"));
+}
+
+TEST_CASE("placement: a bisection waits for its first queued request no machine can take", "[daemon][placement]") {
+  std::vector<MachineInfo> lab{machine("a", "x86", true), machine("c", "arm")};
+  auto running = request(1, "riscv");
+  running.state = storage::RequestState::running; // on its way: not what the bisection waits for
+  CHECK_FALSE(daemon::waiting_for({running, request(2, "arm")}, lab));
+  CHECK(daemon::waiting_for({running, request(2, "arm"), request(3, "x86")}, lab) ==
+        std::optional<std::string>("every machine of group 'x86' is in quarantine: a (infra: ssh: connection refused)"));
 }
 
 TEST_CASE("placement: a request is due only after the timeout, counted from when it became unplaceable",

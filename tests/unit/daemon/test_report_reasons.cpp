@@ -124,3 +124,29 @@ TEST_CASE("api: a report says what became of its mail", "[api][report]") {
   CHECK(mail["state"] == "not_mailed");
   CHECK(mail["why"].get<std::string>().find("it repeats the report of") == 0);
 }
+
+TEST_CASE("api: a running bisection says what it waits for: a queued request no machine can take", "[api]") {
+  ReportApiWorld w;
+  auto b = w.bisection(storage::BisectionState::running);
+  REQUIRE(w.store.update_bisection(b));
+  auto detail = [&] {
+    daemon::api::Call call;
+    call.params["id"] = std::to_string(b.id);
+    auto response = daemon::api::get_bisection(w.context, call);
+    REQUIRE(response.status == 200);
+    return nlohmann::json::parse(response.body);
+  };
+  CHECK(detail()["waiting_for"].is_null()); // nothing queued
+  storage::RequestRow r;
+  r.tree = "demo";
+  r.job = "job";
+  r.commit = "aaa";
+  r.purpose = storage::Purpose::bisect;
+  r.bisection_id = b.id;
+  r.machine_group = "arm";
+  REQUIRE(w.store.enqueue(r));
+  CHECK(detail()["waiting_for"] == "no machine is in group 'arm' (groups: none)"); // this lab has no machine at all
+  b.state = storage::BisectionState::cancelled;
+  REQUIRE(w.store.update_bisection(b));
+  CHECK(detail()["waiting_for"].is_null()); // an ended bisection waits for nothing
+}
