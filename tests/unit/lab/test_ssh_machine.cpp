@@ -23,7 +23,6 @@ namespace fs = std::filesystem;
 
 using bisectd::testing::contains;
 
-
 TEST_CASE("ssh: install none copies the artifacts to a per-visit dir and runs there, parsed like local", "[lab][ssh]") {
   SshFixture f;
   auto m = f.machine("none");
