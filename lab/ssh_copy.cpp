@@ -53,7 +53,7 @@ Result<CatPlan> cat_plan(const std::vector<std::string>& local, const std::strin
       auto entry_status = it->symlink_status(ec);
       if (!ec && fs::is_regular_file(entry_status)) {
         plan.files.push_back({it->path(), joined(root, fs::relative(it->path(), path).string()),
-                        static_cast<unsigned>(entry_status.permissions())});
+                              static_cast<unsigned>(entry_status.permissions())});
       }
     }
     if (ec) {
